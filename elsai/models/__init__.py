@@ -1,0 +1,25 @@
+"""Model providers. Providers are imported lazily so `import elsai` stays light."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from elsai.models.base import Model, ModelEvent, ModelRequest
+
+if TYPE_CHECKING:
+    from elsai.models.bedrock import BedrockModel
+    from elsai.models.scripted import ScriptedModel
+
+__all__ = ["BedrockModel", "Model", "ModelEvent", "ModelRequest", "ScriptedModel"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ScriptedModel":
+        from elsai.models.scripted import ScriptedModel
+
+        return ScriptedModel
+    if name == "BedrockModel":
+        from elsai.models.bedrock import BedrockModel
+
+        return BedrockModel
+    raise AttributeError(f"module 'elsai.models' has no attribute {name!r}")

@@ -1,0 +1,121 @@
+"""ScriptedModel: the offline model for tests, examples and demos.
+
+It replays a list of responses and streams them in small chunks, exactly like a real
+provider, so streaming and assembly paths run in every test.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from elsai.errors import ScriptExhaustedError
+from elsai.models.base import (
+    BlockStop,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ModelStop,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
+from elsai.types import Message, StopReason, ToolChoice, ToolSpec
+
+ScriptItem = str | dict[str, Any] | Exception | Callable[[ModelRequest], "str | dict[str, Any]"]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """What the scripted model was asked (deep copies, safe to inspect later)."""
+
+    messages: list[Message]
+    tool_specs: list[ToolSpec]
+    system_prompt: str | None
+    tool_choice: ToolChoice | None
+
+
+class ScriptedModel(Model):
+    """Replays `responses` one per model call.
+
+    Items: a Converse assistant message dict, a `str` (text-only reply), an exception instance
+    (raised by that call), or a callable taking the request and returning one of the first two.
+    Pass `record=False` for very long scripts where keeping every request would cost memory.
+    """
+
+    def __init__(self, responses: Iterable[ScriptItem], *, chunk_size: int = 8, record: bool = True) -> None:
+        self._responses = list(responses)
+        self._next = 0
+        self._chunk = max(1, chunk_size)
+        self._record = record
+        self.requests: list[RecordedRequest] = []
+
+    @property
+    def calls(self) -> int:
+        return self._next
+
+    @property
+    def remaining(self) -> int:
+        return len(self._responses) - self._next
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {"provider": "scripted", "responses": len(self._responses)}
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        if self._record:
+            self.requests.append(
+                RecordedRequest(
+                    messages=copy.deepcopy(list(request.messages)),
+                    tool_specs=copy.deepcopy(list(request.tool_specs)),
+                    system_prompt=request.system_prompt,
+                    tool_choice=copy.deepcopy(request.tool_choice),
+                )
+            )
+        if self._next >= len(self._responses):
+            raise ScriptExhaustedError(
+                f"ScriptedModel ran out of responses: it was given {len(self._responses)} "
+                f"and was called a {self._next + 1}th time"
+            )
+        item = self._responses[self._next]
+        self._next += 1
+        if isinstance(item, Exception):
+            raise item
+        if callable(item):
+            item = item(request)
+        message = _as_message(item)
+        for event in self._events(message):
+            yield event
+
+    def _events(self, message: Message) -> Iterable[ModelEvent]:
+        has_tool = False
+        chars = 0
+        for index, block in enumerate(message["content"]):
+            if "text" in block:
+                text = block["text"]
+                chars += len(text)
+                for i in range(0, max(len(text), 1), self._chunk):
+                    yield TextDelta(text=text[i : i + self._chunk], index=index)
+            elif "toolUse" in block:
+                has_tool = True
+                use = block["toolUse"]
+                yield ToolUseStart(index=index, tool_use_id=use["toolUseId"], name=use["name"])
+                raw = json.dumps(use.get("input", {}))
+                chars += len(raw)
+                for i in range(0, len(raw), self._chunk * 4):
+                    yield ToolInputDelta(index=index, fragment=raw[i : i + self._chunk * 4])
+            yield BlockStop(index=index)
+        stop: StopReason = "tool_use" if has_tool else "end_turn"
+        out = max(1, chars // 4)
+        yield ModelStop(stop_reason=stop, usage={"inputTokens": 10, "outputTokens": out, "totalTokens": 10 + out})
+
+
+def _as_message(item: str | dict[str, Any]) -> Message:
+    if isinstance(item, str):
+        return {"role": "assistant", "content": [{"text": item}]}
+    if item.get("role") != "assistant" or not isinstance(item.get("content"), list):
+        raise ValueError(f"ScriptedModel responses must be str or assistant Converse messages, got {item!r}")
+    return copy.deepcopy(item)  # type: ignore[return-value]

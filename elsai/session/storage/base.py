@@ -1,0 +1,64 @@
+"""The byte-moving interface every session backend implements.
+
+Backends know nothing of sessions, agents or checkpoints: they read, create, replace and
+list keys. Single-writer safety lives here because only the backend can make it atomic:
+
+- `create` never overwrites (S3 `IfNoneMatch="*"`, exclusive create on disk);
+- `replace` succeeds only if the stored version is still the one the caller last saw
+  (S3 `IfMatch` ETag; a version token under a file lock on disk).
+
+Both raise `SessionConflictError` when another writer got there first, and leave what is
+stored untouched.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from elsai.errors import ElsaiError
+
+
+class SessionConflictError(ElsaiError):
+    """Another writer changed this session since we read it; nothing was overwritten."""
+
+
+class StorageError(ElsaiError):
+    """The backend failed to read or write (permissions, network, disk)."""
+
+
+@dataclass(frozen=True)
+class StoredObject:
+    data: bytes
+    version: str  # opaque: ETag on S3, content token on disk
+
+
+class StorageBackend(abc.ABC):
+    @abc.abstractmethod
+    def read(self, key: str) -> StoredObject | None:
+        """The object at `key`, or None if there is none."""
+
+    def read_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
+        """Read several keys; backends with network latency fan out in parallel."""
+        return [self.read(k) for k in keys]
+
+    @abc.abstractmethod
+    def create(self, key: str, data: bytes) -> str:
+        """Write a new object atomically; SessionConflictError if `key` exists. Returns version."""
+
+    @abc.abstractmethod
+    def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
+        """Atomically replace `key` if its stored version is `expected_version`.
+
+        `expected_version=None` means "I believe it does not exist yet" (create semantics).
+        SessionConflictError on mismatch. Returns the new version.
+        """
+
+    @abc.abstractmethod
+    def list(self, prefix: str) -> list[str]:
+        """All keys under `prefix` (full keys, any order)."""
+
+    def describe(self, key: str) -> str:
+        """Human-readable location of `key` for error messages (path or s3:// URL)."""
+        return key

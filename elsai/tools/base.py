@@ -1,0 +1,45 @@
+"""What the loop needs from a tool: a Converse tool spec and an async invoke."""
+
+from __future__ import annotations
+
+import abc
+from typing import Any
+
+from elsai.tools.context import ToolContext
+from elsai.types import ToolResult, ToolSpec, ToolUse
+
+
+class AgentTool(abc.ABC):
+    """A tool the model may call. `@tool` builds these from functions."""
+
+    @property
+    @abc.abstractmethod
+    def name(self) -> str: ...
+
+    @property
+    @abc.abstractmethod
+    def spec(self) -> ToolSpec: ...
+
+    @abc.abstractmethod
+    async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
+        """Run the tool. Must not raise for tool failures: return an error result instead."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def error_result(tool_use_id: str, text: str) -> ToolResult:
+    return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
+
+
+def success_result(tool_use_id: str, value: Any) -> ToolResult:
+    """Wrap a Python return value as a toolResult (str → text, dict/list → json)."""
+    if isinstance(value, dict) and value.get("toolUseId") == tool_use_id and "content" in value:
+        return value  # type: ignore[return-value]  # already a ToolResult
+    if isinstance(value, str):
+        content: list[Any] = [{"text": value}]
+    elif isinstance(value, (dict, list, int, float, bool)) or value is None:
+        content = [{"json": value}]
+    else:
+        content = [{"text": str(value)}]
+    return {"toolUseId": tool_use_id, "status": "success", "content": content}

@@ -1,0 +1,36 @@
+"""ToolContext: what a tool may ask about the call it is serving."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from elsai.types import ToolUse
+
+if TYPE_CHECKING:
+    from elsai.agent.agent import Agent
+
+
+@dataclass
+class ToolContext:
+    """Injected into tools that declare a parameter annotated `ToolContext`."""
+
+    tool_use: ToolUse
+    agent: Agent
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def tool_use_id(self) -> str:
+        return self.tool_use["toolUseId"]
+
+    @property
+    def idempotency_key(self) -> str:
+        """Stable across crash re-runs of the same pending tool call.
+
+        Derived from session id, agent id and toolUseId, which are all persisted before the
+        tool starts; a tool re-run after a crash sees the same key and can dedupe side effects.
+        """
+        session_id = self.agent.session_id or ""
+        raw = f"{session_id}\x1f{self.agent.agent_id}\x1f{self.tool_use_id}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:32]
