@@ -1,0 +1,10 @@
+"""elsai: agents that survive crashes.
+
+    from elsai import Agent, tool
+"""
+
+from elsai.agent import Agent, AgentConfig, AgentResult
+from elsai.tools.decorator import tool
+
+__all__ = ["Agent", "AgentConfig", "AgentResult", "tool"]
+__version__ = "0.1.0"

@@ -1,0 +1,54 @@
+"""AgentConfig: the durable identity and the pluggable parts of an agent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from elsai.checkpoint.config import CheckpointConfig
+    from elsai.conversation.base import ConversationManager
+    from elsai.hooks.registry import HookProvider
+    from elsai.session.manager import SessionManager
+    from elsai.tools.executor import ToolExecutor
+
+
+@dataclass
+class AgentConfig:
+    """Everything about an agent that is not its model, tools or prompt.
+
+    `agent_id` names the agent inside its session; keep it stable so a rebuilt agent finds
+    its messages and checkpoint again.
+    """
+
+    agent_id: str = "default"
+    name: str | None = None
+    description: str | None = None
+    session_manager: SessionManager | None = None
+    checkpoint: CheckpointConfig | None = None
+    conversation_manager: ConversationManager | None = None
+    tool_executor: ToolExecutor | str | None = None
+    hooks: Sequence[HookProvider] = ()
+    state: dict[str, Any] = field(default_factory=dict)
+    structured_output_retries: int = 3
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Type errors first (a wrong object), then value errors (a missing dependency)."""
+        from elsai.checkpoint.config import CheckpointConfig
+        from elsai.session.keys import validate_id
+
+        validate_id(self.agent_id, "agent_id")
+        if self.checkpoint is not None and not isinstance(self.checkpoint, CheckpointConfig):
+            raise TypeError(
+                f"checkpoint= takes a CheckpointConfig (e.g. CheckpointConfig(position='both')), "
+                f"not {type(self.checkpoint).__name__}"
+            )
+        if self.checkpoint is not None and self.session_manager is None:
+            raise ValueError(
+                "checkpoint requires a session_manager: pass session_manager=FileSessionManager(...) "
+                "or S3SessionManager(...) on AgentConfig"
+            )

@@ -1,0 +1,67 @@
+"""Checkpoint: the persisted bookmark record (checkpoint.json)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from elsai.errors import ElsaiError
+
+SCHEMA_VERSION = "1.0"
+
+
+class CheckpointException(ElsaiError):
+    """checkpoint.json is corrupt, has the wrong schema, or could not be handled."""
+
+
+class Checkpoint(BaseModel):
+    """A thin bookmark: where the agent last completed a loop boundary. No message content."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    position: Literal["after_model", "after_tools"]
+    cycle_index: int = Field(ge=0)
+    schema_version: str = SCHEMA_VERSION
+    created_at: str
+    message_count: int = Field(ge=0)
+    agent_id: str
+    execution_status: Literal["active", "completed"] = "active"
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_schema(cls, value: str) -> str:
+        if value != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {value!r} is not supported (this SDK writes {SCHEMA_VERSION!r})")
+        return value
+
+    @field_validator("created_at")
+    @classmethod
+    def _iso_utc(cls, value: str) -> str:
+        try:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise ValueError(f"created_at {value!r} is not an ISO-8601 timestamp") from exc
+        return value
+
+    @property
+    def is_active(self) -> bool:
+        return self.execution_status == "active"
+
+    def to_json(self) -> bytes:
+        return self.model_dump_json(indent=2).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes, where: str) -> Checkpoint:
+        """Parse checkpoint.json; anything wrong raises CheckpointException naming the file."""
+        try:
+            return cls.model_validate_json(data)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors())
+            raise CheckpointException(f"invalid checkpoint file {where}: {problems}") from exc
+
+
+def utc_now() -> str:
+    """ISO-8601 UTC with a Z suffix, as the spec's example shows."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

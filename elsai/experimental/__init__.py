@@ -1,0 +1,1 @@
+"""Experimental APIs. Nothing here is a second home of a stable feature."""

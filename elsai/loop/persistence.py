@@ -1,0 +1,69 @@
+"""The one narrow interface through which durability attaches to the loop.
+
+The loop calls these methods at its boundaries and nowhere else. Sessions and checkpoints
+implement them (`elsai.session.binding.SessionBinding`); without a session manager the
+agent uses `NoPersistence`. Exceptions raised here propagate: a failed write fails the
+invocation loudly rather than leaving a transcript the store does not have.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from elsai.types import Message
+
+Position = Literal["after_model", "after_tools"]
+
+
+@dataclass(frozen=True)
+class ResumePlan:
+    """What the next invocation must do before it takes new input."""
+
+    #: Boundary of an active, gate-approved bookmark to act on; None = messages-only continue.
+    position: Position | None = None
+    #: Cycle index recorded in that bookmark.
+    cycle_index: int = 0
+    #: The invocation id was already recorded: do not append its input again.
+    input_already_recorded: bool = False
+
+
+class LoopPersistence(Protocol):
+    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
+        """Decide how this invocation starts (resume gate, exactly-once input)."""
+        ...
+
+    def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
+        """A new message was appended; make it durable (messages are written first)."""
+        ...
+
+    def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
+        """The last message was extended in place (user text merged into a toolResult message)."""
+        ...
+
+    def boundary(self, position: Position, cycle_index: int) -> None:
+        """A loop boundary was reached: agent state if changed, then the bookmark, last."""
+        ...
+
+    def turn_ended(self) -> None:
+        """Clean end_turn: finalize the bookmark (a failure here only warns)."""
+        ...
+
+
+class NoPersistence:
+    """In-memory agents: every boundary is free."""
+
+    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
+        return ResumePlan()
+
+    def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
+        return None
+
+    def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
+        return None
+
+    def boundary(self, position: Position, cycle_index: int) -> None:
+        return None
+
+    def turn_ended(self) -> None:
+        return None

@@ -1,0 +1,448 @@
+"""BedrockModel: the default provider, Amazon Bedrock's Converse / ConverseStream APIs.
+
+elsai messages already use the Converse shape, so the provider mostly forwards them. Its real
+work is elsewhere: turning the event stream into elsai's event vocabulary, running boto3's
+blocking calls off the event loop so concurrent agents do not stall each other, retrying
+throttling and transient faults with capped, fully jittered backoff, and translating Bedrock
+errors into the exceptions of `elsai.errors`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import threading
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from typing import TYPE_CHECKING, Any, cast
+
+import boto3
+from botocore import exceptions as boto_errors
+from botocore.config import Config
+
+from elsai.errors import ContextWindowOverflowError, ElsaiError, ModelError, ModelThrottledError
+from elsai.models.base import (
+    BlockStop,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ModelStop,
+    ReasoningDelta,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
+from elsai.types import Message, StopReason, Usage, empty_usage
+
+if TYPE_CHECKING:
+    from mypy_boto3_bedrock_runtime import BedrockRuntimeClient
+
+DEFAULT_MODEL_ID = "us.anthropic.claude-sonnet-4-6"
+"""Claude Sonnet 4.6 through the US cross-Region inference profile (callable from us-west-2)."""
+
+DEFAULT_REGION = "us-west-2"
+
+_THROTTLING = {"throttlingexception"}
+_TRANSIENT = {
+    "serviceunavailableexception",
+    "internalserverexception",
+    "modelnotreadyexception",
+    "modelstreamerrorexception",
+}
+_OVERFLOW_HINTS = (
+    "input is too long",
+    "too many total text bytes",
+    "prompt is too long",
+    "exceed context limit",
+    "exceeds the context window",
+    "maximum context length",
+    "too many input tokens",
+)
+_STREAM_ERRORS = {
+    "internalServerException",
+    "modelStreamErrorException",
+    "throttlingException",
+    "validationException",
+    "serviceUnavailableException",
+}
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "guardrail_intervened": "guardrail_intervened",
+    "content_filtered": "content_filtered",
+    # The reply was cut short by the context window: to the loop this is a truncated reply.
+    "model_context_window_exceeded": "max_tokens",
+}
+
+# Keys Bedrock accepts; anything else (elsai bookkeeping, other providers' fields) is dropped
+# because Converse rejects unknown members outright.
+_BLOCK_KEYS = frozenset(
+    {
+        "text",
+        "image",
+        "document",
+        "video",
+        "audio",
+        "toolUse",
+        "toolResult",
+        "guardContent",
+        "cachePoint",
+        "reasoningContent",
+        "citationsContent",
+        "searchResult",
+    }
+)
+_TOOL_USE_KEYS = frozenset({"toolUseId", "name", "input", "type"})
+_TOOL_RESULT_KEYS = frozenset({"toolUseId", "content", "status", "type"})
+_TOOL_RESULT_CONTENT_KEYS = frozenset(
+    {"json", "text", "image", "document", "video", "searchResult"}
+)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class BedrockModel(Model):
+    """Claude (or any Converse-capable model) on Amazon Bedrock.
+
+    The boto3 client is created on first use, so building an agent needs no AWS credentials.
+    `client` is public so tests can attach a `botocore.stub.Stubber`.
+    """
+
+    def __init__(
+        self,
+        model_id: str = DEFAULT_MODEL_ID,
+        *,
+        region_name: str | None = None,
+        boto_session: boto3.Session | None = None,
+        boto_client_config: Config | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        stop_sequences: list[str] | None = None,
+        streaming: bool = True,
+        additional_request_fields: dict[str, Any] | None = None,
+        max_retries: int = 6,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self.model_id = model_id
+        self.region_name = (
+            region_name
+            or (boto_session.region_name if boto_session is not None else None)
+            or os.environ.get("AWS_REGION")
+            or DEFAULT_REGION
+        )
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.top_p = top_p
+        self.stop_sequences = list(stop_sequences) if stop_sequences else None
+        self.streaming = streaming
+        self.additional_request_fields = additional_request_fields
+        self.max_retries = max(0, max_retries)
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self._boto_session = boto_session
+        self._boto_client_config = boto_client_config
+        self._client: BedrockRuntimeClient | None = None
+        self._client_lock = threading.Lock()
+        self._sleep: Sleep = asyncio.sleep  # replaced in tests so retries do not wait
+        self._rng = random.Random()
+
+    @property
+    def client(self) -> BedrockRuntimeClient:
+        """The `bedrock-runtime` client, created once on first access."""
+        with self._client_lock:
+            if self._client is None:
+                session = self._boto_session or boto3.Session()
+                self._client = session.client(
+                    "bedrock-runtime", region_name=self.region_name, config=self._client_config()
+                )
+            return self._client
+
+    def _client_config(self) -> Config:
+        # We retry ourselves (with jitter, and only before any event was yielded), so botocore
+        # gets just one extra attempt; long replies need a generous read timeout.
+        ours = Config(
+            user_agent_extra="elsai",
+            read_timeout=120,
+            connect_timeout=10,
+            retries={"total_max_attempts": 2, "mode": "standard"},
+        )
+        theirs = self._boto_client_config
+        if theirs is None:
+            return ours
+        merged = ours.merge(theirs)
+        extra = getattr(theirs, "user_agent_extra", None)
+        if extra and "elsai" not in extra:
+            merged = merged.merge(Config(user_agent_extra=f"{extra} elsai"))
+        return merged
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {
+            "provider": "bedrock",
+            "model_id": self.model_id,
+            "region_name": self.region_name,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "stop_sequences": self.stop_sequences,
+            "streaming": self.streaming,
+            "additional_request_fields": self.additional_request_fields,
+            "max_retries": self.max_retries,
+            "initial_backoff": self.initial_backoff,
+            "max_backoff": self.max_backoff,
+        }
+
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of `converse` / `converse_stream` for `request`."""
+        params: dict[str, Any] = {
+            "modelId": self.model_id,
+            "messages": [_clean_message(m) for m in request.messages],
+        }
+        if request.system_prompt:
+            params["system"] = [{"text": request.system_prompt}]
+        if request.tool_specs:
+            tool_config: dict[str, Any] = {
+                "tools": [{"toolSpec": dict(s)} for s in request.tool_specs]
+            }
+            if request.tool_choice:
+                tool_config["toolChoice"] = dict(request.tool_choice)
+            params["toolConfig"] = tool_config
+        inference: dict[str, Any] = {}
+        if self.max_tokens is not None:
+            inference["maxTokens"] = self.max_tokens
+        if self.temperature is not None:
+            inference["temperature"] = self.temperature
+        if self.top_p is not None:
+            inference["topP"] = self.top_p
+        if self.stop_sequences:
+            inference["stopSequences"] = list(self.stop_sequences)
+        if inference:
+            params["inferenceConfig"] = inference
+        if self.additional_request_fields:
+            params["additionalModelRequestFields"] = self.additional_request_fields
+        return params
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        params = self.build_request(request)
+        attempt = 0
+        while True:
+            source: AsyncGenerator[ModelEvent, None] = (
+                self._stream_once(params) if self.streaming else self._converse_once(params)
+            )
+            yielded = False
+            try:
+                while True:
+                    # Only the provider call sits inside `try`: errors thrown into this
+                    # generator by the consumer must not be taken for Bedrock errors.
+                    try:
+                        event = await source.__anext__()
+                    except StopAsyncIteration:
+                        return
+                    except ElsaiError:
+                        raise
+                    except Exception as exc:
+                        kind = _classify(exc)
+                        if (
+                            kind in ("throttled", "transient")
+                            and not yielded
+                            and attempt < self.max_retries
+                        ):
+                            break
+                        raise _translate(exc, kind) from exc
+                    yielded = True
+                    yield event
+            finally:
+                await source.aclose()
+            await self._sleep(self._backoff(attempt))
+            attempt += 1
+
+    def _backoff(self, attempt: int) -> float:
+        """Full jitter: uniform in [0, min(max_backoff, initial * 2**attempt)]."""
+        cap = min(self.max_backoff, self.initial_backoff * (2**attempt))
+        return self._rng.uniform(0.0, cap)
+
+    async def _stream_once(self, params: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        response = await asyncio.to_thread(lambda: self.client.converse_stream(**params))
+        events: Iterable[Mapping[str, Any]] = cast(Iterable[Mapping[str, Any]], response["stream"])
+        iterator: Iterator[Mapping[str, Any]] = iter(events)
+        parser = _StreamParser()
+        try:
+            while True:
+                # One worker-thread hop per event: EventStream reads block on the socket.
+                raw = await asyncio.to_thread(next, iterator, None)
+                if raw is None:
+                    break
+                for event in parser.feed(raw):
+                    yield event
+        finally:
+            close = getattr(events, "close", None)
+            if callable(close):
+                close()
+        yield parser.stop()
+
+    async def _converse_once(self, params: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        response = await asyncio.to_thread(lambda: self.client.converse(**params))
+        for event in _response_events(cast(Mapping[str, Any], response)):
+            yield event
+
+
+class _StreamParser:
+    """Maps ConverseStream events to elsai events and collects the stop reason and usage."""
+
+    def __init__(self) -> None:
+        self.stop_reason: StopReason = "end_turn"
+        self.usage: Usage = empty_usage()
+        self.latency_ms = 0
+
+    def feed(self, raw: Mapping[str, Any]) -> list[ModelEvent]:
+        for key in _STREAM_ERRORS.intersection(raw):
+            body = raw[key] or {}
+            error: dict[str, Any] = {
+                "Error": {"Code": key, "Message": str(body.get("message", ""))}
+            }
+            raise boto_errors.EventStreamError(cast(Any, error), "ConverseStream")
+        if "contentBlockStart" in raw:
+            start = raw["contentBlockStart"]
+            use = start.get("start", {}).get("toolUse")
+            if use:
+                return [ToolUseStart(start["contentBlockIndex"], use["toolUseId"], use["name"])]
+        elif "contentBlockDelta" in raw:
+            return _delta_events(raw["contentBlockDelta"])
+        elif "contentBlockStop" in raw:
+            return [BlockStop(raw["contentBlockStop"]["contentBlockIndex"])]
+        elif "messageStop" in raw:
+            self.stop_reason = _stop_reason(raw["messageStop"].get("stopReason"))
+        elif "metadata" in raw:
+            meta = raw["metadata"]
+            self.usage = _usage(meta.get("usage"))
+            self.latency_ms = int(meta.get("metrics", {}).get("latencyMs", 0))
+        return []
+
+    def stop(self) -> ModelStop:
+        return ModelStop(stop_reason=self.stop_reason, usage=self.usage, latency_ms=self.latency_ms)
+
+
+def _delta_events(block: Mapping[str, Any]) -> list[ModelEvent]:
+    index = block["contentBlockIndex"]
+    delta = block.get("delta", {})
+    if "text" in delta:
+        return [TextDelta(text=delta["text"], index=index)]
+    if "toolUse" in delta:
+        return [ToolInputDelta(index=index, fragment=delta["toolUse"].get("input", ""))]
+    reasoning = delta.get("reasoningContent")
+    if reasoning:
+        events: list[ModelEvent] = []
+        if "text" in reasoning:
+            events.append(ReasoningDelta(index=index, text=reasoning["text"]))
+        if "signature" in reasoning:
+            events.append(ReasoningDelta(index=index, signature=reasoning["signature"]))
+        return events
+    return []
+
+
+def _response_events(response: Mapping[str, Any]) -> list[ModelEvent]:
+    """The events of a complete `converse` response, as if it had been streamed."""
+    events: list[ModelEvent] = []
+    content = response.get("output", {}).get("message", {}).get("content", [])
+    for index, block in enumerate(content):
+        if "text" in block:
+            events.append(TextDelta(text=block["text"], index=index))
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            events.append(ToolUseStart(index, use["toolUseId"], use["name"]))
+            events.append(ToolInputDelta(index, json.dumps(use.get("input", {}))))
+        elif "reasoningContent" in block:
+            text = block["reasoningContent"].get("reasoningText")
+            if text is None:
+                continue  # redacted reasoning has no elsai event yet
+            events.append(ReasoningDelta(index, text.get("text", ""), text.get("signature")))
+        else:
+            continue
+        events.append(BlockStop(index))
+    latency = int(response.get("metrics", {}).get("latencyMs", 0))
+    stop = _stop_reason(response.get("stopReason"))
+    events.append(
+        ModelStop(stop_reason=stop, usage=_usage(response.get("usage")), latency_ms=latency)
+    )
+    return events
+
+
+def _stop_reason(raw: str | None) -> StopReason:
+    if raw is None:
+        return "end_turn"
+    return _STOP_REASONS.get(raw, cast(StopReason, raw))
+
+
+def _usage(raw: Mapping[str, Any] | None) -> Usage:
+    usage = empty_usage()
+    if not raw:
+        return usage
+    usage["inputTokens"] = int(raw.get("inputTokens", 0))
+    usage["outputTokens"] = int(raw.get("outputTokens", 0))
+    usage["totalTokens"] = int(raw.get("totalTokens", usage["inputTokens"] + usage["outputTokens"]))
+    if "cacheReadInputTokens" in raw:
+        usage["cacheReadInputTokens"] = int(raw["cacheReadInputTokens"])
+    if "cacheWriteInputTokens" in raw:
+        usage["cacheWriteInputTokens"] = int(raw["cacheWriteInputTokens"])
+    return usage
+
+
+def _clean_message(message: Message) -> dict[str, Any]:
+    """A copy of `message` holding only what Converse accepts (the original is not touched)."""
+    blocks = [_clean_block(b) for b in message["content"]]
+    blocks = [b for b in blocks if b]
+    # Converse rejects blank text blocks; drop them unless nothing else would be left.
+    kept = [b for b in blocks if not ("text" in b and not str(b["text"]).strip())]
+    return {"role": message["role"], "content": kept or blocks}
+
+
+def _clean_block(block: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in block.items() if k in _BLOCK_KEYS}
+    if "toolUse" in out:
+        out["toolUse"] = {k: v for k, v in out["toolUse"].items() if k in _TOOL_USE_KEYS}
+    if "toolResult" in out:
+        result = {k: v for k, v in out["toolResult"].items() if k in _TOOL_RESULT_KEYS}
+        items = result.get("content", [])
+        cleaned = ({k: v for k, v in c.items() if k in _TOOL_RESULT_CONTENT_KEYS} for c in items)
+        result["content"] = [c for c in cleaned if c]
+        out["toolResult"] = result
+    return out
+
+
+def _classify(exc: BaseException) -> str:
+    """One of "throttled", "transient", "overflow", "other"."""
+    if isinstance(exc, boto_errors.ClientError):
+        error = exc.response.get("Error", {})
+        code = str(error.get("Code", "")).lower()
+        message = str(error.get("Message", "")).lower()
+        if code in _THROTTLING:
+            return "throttled"
+        if code in _TRANSIENT:
+            return "transient"
+        if code == "validationexception" and any(hint in message for hint in _OVERFLOW_HINTS):
+            return "overflow"
+        return "other"
+    if isinstance(exc, boto_errors.ConnectionError | boto_errors.HTTPClientError):
+        return "transient"
+    return "other"
+
+
+def _translate(exc: Exception, kind: str) -> ModelError:
+    if kind == "throttled":
+        return ModelThrottledError(f"Bedrock kept throttling: {exc}")
+    if kind == "overflow":
+        return ContextWindowOverflowError(f"Bedrock input exceeds the context window: {exc}")
+    return ModelError(f"Bedrock call failed: {exc}")

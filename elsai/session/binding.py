@@ -1,0 +1,264 @@
+"""SessionBinding: one agent's durability, implementing the loop's LoopPersistence.
+
+Rules it keeps (see ../shared/design.md, "Persistence invariants"):
+- each boundary writes messages first, then agent.json if it changed, then the bookmark last;
+- message files are created, never blindly overwritten; agent.json, checkpoint.json and a
+  merged last message are replaced only if unchanged since we last saw them;
+- after load nothing is read again: the binding knows the next index and every version.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from elsai.checkpoint.model import Checkpoint, utc_now
+from elsai.conversation.base import sanitize_window_start
+from elsai.loop.messages import orphan_repair
+from elsai.loop.persistence import Position, ResumePlan
+from elsai.session import keys
+from elsai.session.records import AgentRecord, MessageRecord, SessionCorruptError, dump, load
+from elsai.types import Message, tool_results, tool_uses
+
+if TYPE_CHECKING:
+    from elsai.agent.agent import Agent
+    from elsai.session.manager import SessionManager
+
+logger = logging.getLogger("elsai.session")
+MAX_REMEMBERED_INVOCATIONS = 50
+
+
+class SessionBinding:
+    def __init__(self, manager: SessionManager, agent: Agent) -> None:
+        self.storage = manager.storage
+        self.session_id = manager.session_id
+        self.agent = agent
+        self.agent_id = agent.agent_id
+        self.checkpoint_config = agent.config.checkpoint
+        self._agent_key = keys.agent_key(self.session_id, self.agent_id)
+        self._checkpoint_key = keys.checkpoint_key(self.session_id, self.agent_id)
+        self.next_index = 0
+        self.last_message: Message | None = None
+        self._last_record: MessageRecord | None = None
+        self._last_version: str | None = None
+        self._agent_version: str | None = None
+        self._agent_signature: str | None = None
+        self._written_removed_count = 0
+        self.bookmark: Checkpoint | None = None
+        self._bookmark_version: str | None = None
+        self.recorded_invocations: list[str] = []
+        self._load()
+
+    # -- load ----------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        storage, agent = self.storage, self.agent
+        wanted = [self._agent_key] + ([self._checkpoint_key] if self.checkpoint_config else [])
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            listing = pool.submit(storage.list, keys.messages_prefix(self.session_id, self.agent_id))
+            found = storage.read_many(wanted)
+            message_keys = listing.result()
+        indices = sorted(i for i in (keys.message_index(k) for k in message_keys) if i is not None)
+        if indices != list(range(len(indices))):
+            missing = sorted(set(range(indices[-1] + 1)) - set(indices))
+            raise SessionCorruptError(
+                f"messages of agent {self.agent_id!r} in session {self.session_id!r} have gaps "
+                f"(missing message_{missing[0]}.json under {storage.describe(keys.messages_prefix(self.session_id, self.agent_id))})"
+            )
+        self.next_index = len(indices)
+
+        agent_obj = found[0]
+        prefix: list[Message] = []
+        if agent_obj is not None:
+            record = load(AgentRecord, agent_obj.data, storage.describe(self._agent_key))
+            self._agent_version = agent_obj.version
+            agent.state.replace_all(record.state)
+            prefix = agent.conversation_manager.restore(record.conversation_manager_state)
+            self._written_removed_count = agent.conversation_manager.removed_message_count
+            self.recorded_invocations = list(record.invocation_ids)
+            self._agent_signature = self._signature()
+        if self.checkpoint_config and found[1] is not None:
+            self.bookmark = Checkpoint.from_json(found[1].data, storage.describe(self._checkpoint_key))
+            self._bookmark_version = found[1].version
+
+        start = min(agent.conversation_manager.restore_window_start(self.next_index), self.next_index)
+        objects = storage.read_many([keys.message_key(self.session_id, self.agent_id, i) for i in range(start, self.next_index)])
+        records = []
+        for offset, obj in enumerate(objects):
+            key = keys.message_key(self.session_id, self.agent_id, start + offset)
+            if obj is None:
+                raise SessionCorruptError(f"message file vanished while loading: {storage.describe(key)}")
+            records.append(load(MessageRecord, obj.data, storage.describe(key)))
+        if records:
+            self._last_record, self._last_version = records[-1], objects[-1].version  # type: ignore[union-attr]
+            self.last_message = records[-1].as_message()
+        for record in records:
+            if record.invocation_id and record.invocation_id not in self.recorded_invocations:
+                self.recorded_invocations.append(record.invocation_id)
+
+        initial = list(agent.messages)
+        if self.next_index > 0:
+            window = [r.as_message() for r in records]
+            agent.messages[:] = prefix + (sanitize_window_start(window) if start > 0 else window)
+        elif initial:
+            agent.messages[:] = []
+            for message in initial:  # a new session seeded with messages: store them
+                agent.messages.append(message)
+                self.message_appended(message)
+        if agent_obj is None:
+            self._write_agent(force=True)
+
+    # -- LoopPersistence -------------------------------------------------------------------
+
+    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
+        recorded = invocation_id is not None and invocation_id in self.recorded_invocations
+        plan = self._gate()
+        if plan.position is None:
+            self._repair_orphan()
+        return ResumePlan(position=plan.position, cycle_index=plan.cycle_index, input_already_recorded=recorded)
+
+    def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
+        index = self.next_index
+        record = MessageRecord(message_id=index, created_at=utc_now(), message=dict(message), invocation_id=invocation_id)
+        self._last_version = self.storage.create(keys.message_key(self.session_id, self.agent_id, index), dump(record))
+        self.next_index = index + 1
+        self.last_message, self._last_record = message, record
+        self._remember(invocation_id)
+
+    def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
+        if self._last_record is None:
+            raise RuntimeError("no stored message to extend")
+        record = self._last_record.model_copy(
+            update={"message": dict(message), "invocation_id": self._last_record.invocation_id or invocation_id}
+        )
+        key = keys.message_key(self.session_id, self.agent_id, self.next_index - 1)
+        self._last_version = self.storage.replace(key, dump(record), expected_version=self._last_version)
+        self.last_message, self._last_record = message, record
+        self._remember(invocation_id)
+
+    def boundary(self, position: Position, cycle_index: int) -> None:
+        self._write_agent(force=False)
+        if self.checkpoint_config is not None and self.checkpoint_config.saves(position):
+            self._write_bookmark(
+                Checkpoint(
+                    position=position,
+                    cycle_index=cycle_index,
+                    created_at=utc_now(),
+                    message_count=self.next_index,
+                    agent_id=self.agent_id,
+                    execution_status="active",
+                )
+            )
+
+    def turn_ended(self) -> None:
+        self._write_agent(force=False, include_window=True)
+        if self.checkpoint_config is None or self.bookmark is None:
+            return
+        try:
+            done = self.bookmark.model_copy(
+                update={"execution_status": "completed", "message_count": self.next_index, "created_at": utc_now()}
+            )
+            self._write_bookmark(done)
+        except Exception as exc:  # the turn itself succeeded; a stale bookmark is gated on next load
+            logger.warning(
+                "could not finalize checkpoint %s after end_turn: %s: %s",
+                self.storage.describe(self._checkpoint_key),
+                type(exc).__name__,
+                exc,
+            )
+
+    # -- resume gate -----------------------------------------------------------------------
+
+    def _gate(self) -> ResumePlan:
+        bookmark = self.bookmark
+        if self.checkpoint_config is None or bookmark is None or not bookmark.is_active:
+            return ResumePlan()
+        reason = self.gate_denial(bookmark)
+        if reason:
+            logger.warning(
+                "checkpoint resume denied for agent %r in session %r: %s; continuing from messages only",
+                self.agent_id,
+                self.session_id,
+                reason,
+            )
+            return ResumePlan()
+        return ResumePlan(position=bookmark.position, cycle_index=bookmark.cycle_index)
+
+    def gate_denial(self, bookmark: Checkpoint) -> str | None:
+        """Why an active bookmark must not be acted on, or None if it may."""
+        if bookmark.agent_id != self.agent_id:
+            return f"bookmark was written by agent {bookmark.agent_id!r}"
+        if bookmark.message_count != self.next_index:
+            return f"bookmark message_count={bookmark.message_count} but {self.next_index} messages are stored"
+        last = self.last_message
+        if bookmark.position == "after_model":
+            if last is None or last["role"] != "assistant" or not tool_uses(last):
+                return "after_model bookmark but the last stored message is not a pending assistant toolUse"
+        elif last is None or last["role"] != "user" or not tool_results(last):
+            return "after_tools bookmark but the last stored message is not a user toolResult message"
+        return None
+
+    def _repair_orphan(self) -> None:
+        """A trailing toolUse nothing will run gets an 'interrupted' error result."""
+        last = self.last_message
+        if last is None or last["role"] != "assistant" or not tool_uses(last):
+            return
+        repair = orphan_repair(last)
+        logger.warning(
+            "agent %r in session %r: %d tool call(s) were interrupted and will not be re-run",
+            self.agent_id,
+            self.session_id,
+            len(repair["content"]),
+        )
+        self.agent.messages.append(repair)
+        self.message_appended(repair)
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def _write_bookmark(self, bookmark: Checkpoint) -> None:
+        self._bookmark_version = self.storage.replace(
+            self._checkpoint_key, bookmark.to_json(), expected_version=self._bookmark_version
+        )
+        self.bookmark = bookmark
+
+    def _signature(self) -> str:
+        """What makes agent.json worth rewriting at a boundary.
+
+        The sliding window's removed count is left out: it moves every cycle, and a stale
+        value only makes a restore load a few more messages than needed.
+        """
+        cm_state = {k: v for k, v in self.agent.conversation_manager.get_state().items() if k != "removed_message_count"}
+        return json.dumps(
+            [self.agent.state.to_dict(), cm_state, self.recorded_invocations[-MAX_REMEMBERED_INVOCATIONS:]],
+            sort_keys=True,
+            default=str,
+        )
+
+    def _write_agent(self, *, force: bool, include_window: bool = False) -> None:
+        signature = self._signature()
+        removed = self.agent.conversation_manager.removed_message_count
+        window_moved = include_window and removed != self._written_removed_count
+        if not force and signature == self._agent_signature and not window_moved:
+            return
+        now = utc_now()
+        record = AgentRecord(
+            agent_id=self.agent_id,
+            created_at=now,
+            updated_at=now,
+            state=self.agent.state.to_dict(),
+            conversation_manager_state=self.agent.conversation_manager.get_state(),
+            invocation_ids=self.recorded_invocations[-MAX_REMEMBERED_INVOCATIONS:],
+            **self._extra_agent_fields(),
+        )
+        self._agent_version = self.storage.replace(self._agent_key, dump(record), expected_version=self._agent_version)
+        self._agent_signature = signature
+        self._written_removed_count = removed
+
+    def _extra_agent_fields(self) -> dict[str, Any]:
+        return {}
+
+    def _remember(self, invocation_id: str | None) -> None:
+        if invocation_id and invocation_id not in self.recorded_invocations:
+            self.recorded_invocations.append(invocation_id)

@@ -1,0 +1,110 @@
+"""Session managers: a session id bound to a storage backend.
+
+`FileSessionManager` and `S3SessionManager` differ only in the backend they build; the
+layout (elsai.session.keys) and the durability rules (elsai.session.binding) are shared.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from elsai.checkpoint.model import utc_now
+from elsai.session import keys
+from elsai.session.records import SessionRecord, dump, load
+from elsai.session.storage.base import SessionConflictError, StorageBackend
+
+if TYPE_CHECKING:
+    from elsai.agent.agent import Agent
+    from elsai.session.binding import SessionBinding
+
+
+class SessionManager:
+    """Persists agents of one session. Several agents (unique agent_ids) may share a session."""
+
+    def __init__(self, session_id: str, storage: StorageBackend) -> None:
+        self.session_id = keys.validate_id(session_id, "session_id")
+        self.storage = storage
+        self._session_ready = False
+        self._lock = threading.Lock()
+
+    def bind_agent(self, agent: Agent) -> SessionBinding:
+        """Load `agent`'s stored conversation into it and return its persistence binding."""
+        from elsai.session.binding import SessionBinding
+
+        self.ensure_session()
+        return SessionBinding(self, agent)
+
+    def ensure_session(self) -> SessionRecord:
+        """Create session.json on first use; read it otherwise."""
+        key = keys.session_key(self.session_id)
+        with self._lock:
+            found = self.storage.read(key)
+            if found is not None:
+                self._session_ready = True
+                return load(SessionRecord, found.data, self.storage.describe(key))
+            record = SessionRecord(session_id=self.session_id, created_at=utc_now())
+            try:
+                self.storage.create(key, dump(record))
+            except SessionConflictError:
+                pass  # another process created it first: same content, nothing lost
+            self._session_ready = True
+            return record
+
+    # -- orchestrator state (Graph / Swarm) -----------------------------------------------
+
+    def read_multi_agent(self) -> tuple[dict[str, Any], str] | None:
+        import json
+
+        found = self.storage.read(keys.multi_agent_key(self.session_id))
+        if found is None:
+            return None
+        return json.loads(found.data), found.version
+
+    def write_multi_agent(self, state: dict[str, Any], expected_version: str | None) -> str:
+        import json
+
+        self.ensure_session()
+        return self.storage.replace(
+            keys.multi_agent_key(self.session_id), json.dumps(state, indent=1).encode(), expected_version=expected_version
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(session_id={self.session_id!r})"
+
+
+class FileSessionManager(SessionManager):
+    """Sessions as files under `storage_dir` (atomic writes, exclusive creates)."""
+
+    def __init__(self, session_id: str, storage_dir: str | None = None) -> None:
+        import os
+
+        from elsai.session.storage.file import FileStorage
+
+        keys.validate_id(session_id, "session_id")
+        self.storage_dir = storage_dir or os.path.join(os.getcwd(), "sessions")
+        super().__init__(session_id, FileStorage(self.storage_dir))
+
+
+class S3SessionManager(SessionManager):
+    """Sessions in S3 under `prefix` (conditional PUTs enforce a single writer).
+
+    Honours the standard boto3 configuration, including `AWS_ENDPOINT_URL_S3`.
+    """
+
+    def __init__(
+        self,
+        session_id: str,
+        bucket: str,
+        prefix: str = "",
+        boto_session: Any = None,
+        region_name: str | None = None,
+    ) -> None:
+        from elsai.session.storage.s3 import S3Storage
+
+        keys.validate_id(session_id, "session_id")
+        self.bucket = bucket
+        self.prefix = prefix
+        super().__init__(
+            session_id, S3Storage(bucket=bucket, prefix=prefix, boto_session=boto_session, region_name=region_name)
+        )

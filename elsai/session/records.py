@@ -1,0 +1,82 @@
+"""Persisted records (pydantic) and their JSON encoding.
+
+Message content may hold raw bytes (images, documents); JSON cannot, so bytes are stored as
+`{"__bytes__": "<base64>"}` and restored on read.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from elsai.errors import ElsaiError
+from elsai.types import Message
+
+SESSION_SCHEMA_VERSION = "1.0"
+T = TypeVar("T", bound=BaseModel)
+
+
+class SessionCorruptError(ElsaiError):
+    """A session file is unreadable or does not match its schema."""
+
+
+class SessionRecord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    session_id: str
+    schema_version: str = SESSION_SCHEMA_VERSION
+    created_at: str
+    session_type: str = "agent"
+
+
+class AgentRecord(BaseModel):
+    """agent.json: agent state and what is needed to rebuild the same conversation window."""
+
+    model_config = ConfigDict(extra="allow")
+    agent_id: str
+    schema_version: str = SESSION_SCHEMA_VERSION
+    created_at: str
+    updated_at: str
+    state: dict[str, Any] = Field(default_factory=dict)
+    conversation_manager_state: dict[str, Any] = Field(default_factory=dict)
+    #: Recent invocation ids whose input is recorded (exactly-once prompts); newest last.
+    invocation_ids: list[str] = Field(default_factory=list)
+    interrupt_state: dict[str, Any] = Field(default_factory=dict)
+
+
+class MessageRecord(BaseModel):
+    """messages/message_<N>.json: one Converse message plus bookkeeping."""
+
+    model_config = ConfigDict(extra="allow")
+    message_id: int
+    created_at: str
+    message: dict[str, Any]
+    invocation_id: str | None = None
+
+    def as_message(self) -> Message:
+        return self.message  # type: ignore[return-value]
+
+
+def _encode_default(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray):
+        return {"__bytes__": base64.b64encode(bytes(value)).decode()}
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+
+
+def _decode_hook(obj: dict[str, Any]) -> Any:
+    if len(obj) == 1 and "__bytes__" in obj:
+        return base64.b64decode(obj["__bytes__"])
+    return obj
+
+
+def dump(record: BaseModel) -> bytes:
+    return json.dumps(record.model_dump(mode="python"), default=_encode_default, indent=1).encode()
+
+
+def load(cls: type[T], data: bytes, where: str) -> T:
+    try:
+        return cls.model_validate(json.loads(data, object_hook=_decode_hook))
+    except (ValueError, ValidationError) as exc:
+        raise SessionCorruptError(f"corrupt session file {where}: {exc}") from exc

@@ -1,0 +1,265 @@
+"""Session storage on a local (POSIX) filesystem.
+
+Durability and single-writer safety come from the filesystem itself, not from a daemon:
+
+- every write goes to a hidden temp file in the target directory, is fsynced, and only then
+  becomes visible under its key, so readers never see a half-written object;
+- `create` publishes with `os.link`, which fails if the key already exists, so two writers can
+  never both create the same message file;
+- `replace` compares versions and renames while holding an exclusive `flock` on a per-key lock
+  file, so the check and the swap are one step for every process on the machine;
+- the directory is fsynced after each new entry, so a crash cannot lose a write we reported.
+
+The version of an object is a hash of its bytes: it can be recomputed from any read, and it
+changes whenever the content does. (S3 ETags behave the same way for single-part uploads.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import uuid
+from collections.abc import Iterator
+
+from elsai.session.storage.base import (
+    SessionConflictError,
+    StorageBackend,
+    StorageError,
+    StoredObject,
+)
+
+_TMP_SUFFIX = ".tmp"
+_LOCK_SUFFIX = ".lock"
+
+
+def content_version(data: bytes) -> str:
+    """The version token of `data` on disk: exact, and computable from a plain read."""
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def _split_key(key: str, *, allow_prefix: bool = False) -> list[str]:
+    """Split a key into path components, refusing anything that could leave the root.
+
+    Components starting with "." are refused too: temp and lock files are hidden that way, so a
+    key of that shape could collide with them or vanish from `list()`.
+    """
+    if not isinstance(key, str):
+        raise ValueError(f"storage key must be a string, got {type(key).__name__}")
+    if key.startswith("/") or "\\" in key or "\0" in key:
+        raise ValueError(f"refusing storage key {key!r}: must be relative with '/' separators")
+    if allow_prefix and key == "":
+        return []
+    parts = key.split("/")
+    if allow_prefix and parts[-1] == "":
+        parts = parts[:-1]  # "a/b/" names a directory
+    for part in parts:
+        if part == "" or part.startswith("."):
+            raise ValueError(f"refusing storage key {key!r}: empty, '.' or '..' path component")
+    return parts
+
+
+class FileStorage(StorageBackend):
+    """Objects as files under `root_dir`; keys are relative paths with '/' separators."""
+
+    def __init__(self, root_dir: str | os.PathLike[str]) -> None:
+        self.root_dir = os.path.abspath(os.fspath(root_dir))
+
+    def __repr__(self) -> str:
+        return f"FileStorage({self.root_dir!r})"
+
+    # -- paths -------------------------------------------------------------------------------
+
+    def _path(self, key: str) -> str:
+        return os.path.join(self.root_dir, *_split_key(key))
+
+    def describe(self, key: str) -> str:
+        return self._path(key)
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def read(self, key: str) -> StoredObject | None:
+        path = self._path(key)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {_reason(exc)}") from exc
+        return StoredObject(data=data, version=content_version(data))
+
+    def list(self, prefix: str) -> list[str]:
+        """Keys starting with `prefix` (string prefix, as on S3); hidden temp/lock files skipped."""
+        parts = _split_key(prefix, allow_prefix=True)
+        # Walk the deepest directory the prefix fully names, then filter by the string prefix,
+        # so "session_a/agents/agent_" behaves exactly as it would on S3.
+        dir_parts = parts if prefix.endswith("/") or not parts else parts[:-1]
+        top = os.path.join(self.root_dir, *dir_parts)
+        keys: list[str] = []
+
+        def on_error(exc: OSError) -> None:
+            if not isinstance(exc, FileNotFoundError | NotADirectoryError):
+                raise StorageError(f"cannot list {exc.filename or top}: {_reason(exc)}") from exc
+
+        for dirpath, dirnames, filenames in os.walk(top, onerror=on_error):
+            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+            rel = os.path.relpath(dirpath, self.root_dir)
+            base = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+            for name in filenames:
+                if name.startswith("."):
+                    continue
+                key = base + name
+                if key.startswith(prefix):
+                    keys.append(key)
+        return keys
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def create(self, key: str, data: bytes) -> str:
+        path = self._path(key)
+        directory = os.path.dirname(path)
+        self._ensure_dir(directory)
+        tmp = self._write_temp(path, data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise SessionConflictError(
+                f"{path} already exists: another writer created it first; nothing was overwritten"
+            ) from None
+        except OSError as exc:
+            raise StorageError(f"cannot create {path}: {_reason(exc)}") from exc
+        finally:
+            _unlink_quietly(tmp)
+        _fsync_dir(directory)
+        return content_version(data)
+
+    def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
+        if expected_version is None:
+            # Same primitive as create, so a racing create and replace(None) cannot both win.
+            return self.create(key, data)
+        path = self._path(key)
+        directory = os.path.dirname(path)
+        self._ensure_dir(directory)
+        tmp = self._write_temp(path, data)
+        try:
+            with self._locked(path):
+                current = self.read(key)
+                if current is None:
+                    raise SessionConflictError(
+                        f"{path} does not exist, but a writer expected version {expected_version}"
+                    )
+                if current.version != expected_version:
+                    raise SessionConflictError(
+                        f"{path} changed since it was read (expected version {expected_version}, "
+                        f"found {current.version}): another writer got there first; "
+                        "nothing was overwritten"
+                    )
+                try:
+                    os.replace(tmp, path)
+                except OSError as exc:
+                    raise StorageError(f"cannot replace {path}: {_reason(exc)}") from exc
+                _fsync_dir(directory)
+        finally:
+            _unlink_quietly(tmp)  # already gone after a successful rename
+        return content_version(data)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _ensure_dir(self, directory: str) -> None:
+        """Create `directory` and missing parents, fsyncing each parent that gained an entry."""
+        if os.path.isdir(directory):
+            return
+        missing: list[str] = []
+        current = directory
+        while not os.path.isdir(current):
+            missing.append(current)
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        for path in reversed(missing):
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                if not os.path.isdir(path):
+                    raise StorageError(
+                        f"cannot create directory {path}: a file is in the way"
+                    ) from None
+                continue  # another writer made it; they fsync the parent
+            except OSError as exc:
+                raise StorageError(f"cannot create directory {path}: {_reason(exc)}") from exc
+            _fsync_dir(os.path.dirname(path))
+
+    def _write_temp(self, final_path: str, data: bytes) -> str:
+        """Write `data` to a fresh hidden file next to `final_path`, fsynced; return its path."""
+        directory, name = os.path.split(final_path)
+        tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}{_TMP_SUFFIX}")
+        try:
+            fd = os.open(
+                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666
+            )
+        except OSError as exc:
+            raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            _unlink_quietly(tmp)
+            raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
+        except BaseException:
+            _unlink_quietly(tmp)
+            raise
+        return tmp
+
+    @contextlib.contextmanager
+    def _locked(self, final_path: str) -> Iterator[None]:
+        """Hold an exclusive lock for `final_path`, shared by threads and processes alike.
+
+        The lock lives in its own hidden file: the object file itself is swapped by rename,
+        so locking it would lock an inode that is about to be replaced.
+        """
+        import fcntl  # POSIX only; imported here so importing elsai never needs it
+
+        directory, name = os.path.split(final_path)
+        lock_path = os.path.join(directory, f".{name}{_LOCK_SUFFIX}")
+        try:
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+        except OSError as exc:
+            raise StorageError(f"cannot lock {final_path}: {_reason(exc)}") from exc
+        try:
+            # flock locks belong to the open file description, so two threads of one process
+            # that each open the lock file exclude each other too (unlike POSIX fcntl locks).
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+
+def _fsync_dir(directory: str) -> None:
+    """Make new or renamed entries in `directory` survive a crash."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError as exc:
+        raise StorageError(f"cannot open directory {directory}: {_reason(exc)}") from exc
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        # Some filesystems cannot fsync a directory; there is nothing more we can do there.
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise StorageError(f"cannot fsync directory {directory}: {_reason(exc)}") from exc
+    finally:
+        os.close(fd)
+
+
+def _unlink_quietly(path: str) -> None:
+    """Remove a temp file; one left behind is hidden from `list()`, so failing here is harmless."""
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
