@@ -43,6 +43,9 @@ class ScriptedModel(Model):
 
     Items: a Converse assistant message dict, a `str` (text-only reply), an exception instance
     (raised by that call), or a callable taking the request and returning one of the first two.
+    The stop reason is `tool_use` when the message has toolUse blocks, else `end_turn`; a
+    message dict may override it with a `"stopReason"` key (e.g. `"max_tokens"`), which is not
+    part of the streamed message.
     Pass `record=False` for very long scripts where keeping every request would cost memory.
     """
 
@@ -78,7 +81,7 @@ class ScriptedModel(Model):
         if self._next >= len(self._responses):
             raise ScriptExhaustedError(
                 f"ScriptedModel ran out of responses: it was given {len(self._responses)} "
-                f"and was called a {self._next + 1}th time"
+                f"response(s) and this is model call number {self._next + 1}"
             )
         item = self._responses[self._next]
         self._next += 1
@@ -86,11 +89,12 @@ class ScriptedModel(Model):
             raise item
         if callable(item):
             item = item(request)
+        stop_override = item.get("stopReason") if isinstance(item, dict) else None
         message = _as_message(item)
-        for event in self._events(message):
+        for event in self._events(message, stop_override):
             yield event
 
-    def _events(self, message: Message) -> Iterable[ModelEvent]:
+    def _events(self, message: Message, stop_override: StopReason | None = None) -> Iterable[ModelEvent]:
         has_tool = False
         chars = 0
         for index, block in enumerate(message["content"]):
@@ -108,7 +112,7 @@ class ScriptedModel(Model):
                 for i in range(0, len(raw), self._chunk * 4):
                     yield ToolInputDelta(index=index, fragment=raw[i : i + self._chunk * 4])
             yield BlockStop(index=index)
-        stop: StopReason = "tool_use" if has_tool else "end_turn"
+        stop: StopReason = stop_override or ("tool_use" if has_tool else "end_turn")
         out = max(1, chars // 4)
         yield ModelStop(stop_reason=stop, usage={"inputTokens": 10, "outputTokens": out, "totalTokens": 10 + out})
 
@@ -118,4 +122,4 @@ def _as_message(item: str | dict[str, Any]) -> Message:
         return {"role": "assistant", "content": [{"text": item}]}
     if item.get("role") != "assistant" or not isinstance(item.get("content"), list):
         raise ValueError(f"ScriptedModel responses must be str or assistant Converse messages, got {item!r}")
-    return copy.deepcopy(item)  # type: ignore[return-value]
+    return {"role": "assistant", "content": copy.deepcopy(item["content"])}

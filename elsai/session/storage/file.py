@@ -104,9 +104,15 @@ class FileStorage(StorageBackend):
                 raise StorageError(f"cannot list {exc.filename or top}: {_reason(exc)}") from exc
 
         for dirpath, dirnames, filenames in os.walk(top, onerror=on_error):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             rel = os.path.relpath(dirpath, self.root_dir)
             base = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+            # Descend only into hidden-free directories that can still hold a matching key.
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if not d.startswith(".")
+                and ((base + d + "/").startswith(prefix) or prefix.startswith(base + d + "/"))
+            ]
             for name in filenames:
                 if name.startswith("."):
                     continue

@@ -1,0 +1,66 @@
+"""CDK app entry point (``cdk.json``: ``python3 -m infra.app``; activate the venv first).
+
+``build_app`` is shared with the tests and ``infra.synth`` so that what they check is
+exactly what ``cdk synth`` produces: same cdk.json context, same nag checks.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    # Run as a script (python3 infra/app.py): infra/ itself would be sys.path[0] and
+    # shadow the `constructs` library with infra/constructs. Use the repo root instead.
+    _root = Path(__file__).resolve().parent.parent
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _root / "infra"]
+    sys.path.insert(0, str(_root))
+
+import aws_cdk as cdk  # noqa: E402
+
+from infra.nag import acknowledge_findings, enable_nag  # noqa: E402
+from infra.stack import ElsaiStack  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+STACK_NAME = "ElsaiStack"
+
+
+def cdk_json_context(path: Path = REPO_ROOT / "cdk.json") -> dict[str, Any]:
+    """The ``context`` block of cdk.json (the CLI passes it; library callers need it too)."""
+    if not path.exists():
+        return {}
+    return dict(json.loads(path.read_text()).get("context", {}))
+
+
+def build_app(
+    context: dict[str, Any] | None = None,
+    *,
+    nag: bool = True,
+    outdir: str | None = None,
+) -> tuple[cdk.App, ElsaiStack]:
+    """App + stack. ``context`` overrides cdk.json (and the CLI's ``-c``)."""
+    app = cdk.App(
+        context=cdk_json_context(),
+        post_cli_context=dict(context or {}),
+        outdir=outdir,
+    )
+    stack = ElsaiStack(
+        app,
+        str(app.node.try_get_context("stackName") or STACK_NAME),
+        description="elsai durable agents: sessions bucket, agent Lambda, Step Functions, API",
+    )
+    acknowledge_findings(stack)
+    if nag:
+        enable_nag(app)
+    return app, stack
+
+
+def main() -> None:
+    app, _ = build_app()
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

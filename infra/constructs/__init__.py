@@ -1,0 +1,1 @@
+"""One construct per concern: storage, functions, state machine, API."""

@@ -1,0 +1,84 @@
+"""The slice runner: one invocation = one bounded piece of an agent run.
+
+It rebuilds the Agent from the sessions bucket with stable ids, so Step Functions can
+retry it after a timeout or crash and the retry resumes from ``checkpoint.json``.
+Permissions: read/write the sessions bucket, invoke the one configured Bedrock model.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra.config import ElsaiConfig
+from infra.constructs.function import PythonFunction
+
+# Prefixes of Bedrock cross-region (system-defined) inference profile ids.
+_GEO_PREFIXES = ("us", "eu", "apac", "global", "us-gov", "jp", "au", "ca")
+
+BEDROCK_INVOKE_ACTIONS = ("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
+
+
+def bedrock_resource_arns(model_id: str, stack: cdk.Stack) -> list[str]:
+    """ARNs that ``bedrock:InvokeModel*`` needs for ``model_id``, and no others.
+
+    A cross-region inference profile (``us.anthropic...``) needs the profile ARN in
+    this account/region plus the foundation model in every region the profile may
+    route to (hence region ``*``). A plain model id needs only its foundation-model ARN.
+    A full ARN is used verbatim.
+    """
+    if model_id.startswith("arn:"):
+        return [model_id]
+    prefix, _, rest = model_id.partition(".")
+    if prefix in _GEO_PREFIXES and rest:
+        profile = stack.format_arn(
+            service="bedrock", resource="inference-profile", resource_name=model_id
+        )
+        model = f"arn:{cdk.Aws.PARTITION}:bedrock:*::foundation-model/{rest}"
+        return [profile, model]
+    return [f"arn:{cdk.Aws.PARTITION}:bedrock:{cdk.Aws.REGION}::foundation-model/{model_id}"]
+
+
+class AgentFunction(Construct):
+    """The agent Lambda (``agent_handler.handler``), also used for the task-token park step."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        code: lambda_.Code,
+        bucket: s3.IBucket,
+        config: ElsaiConfig,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._fn = PythonFunction(
+            self,
+            "Function",
+            code=code,
+            handler="agent_handler.handler",
+            description="elsai agent slice runner (resumes from checkpoint.json on retry)",
+            timeout_seconds=config.function_timeout_seconds,
+            memory_mb=config.function_memory_mb,
+            log_retention_days=config.log_retention_days,
+            environment={
+                "ELSAI_SESSIONS_BUCKET": bucket.bucket_name,
+                "ELSAI_AGENT_FACTORY": config.agent_factory,
+                "ELSAI_MODEL_ID": config.model_id,
+                "POWERTOOLS_SERVICE_NAME": "elsai",
+                "POWERTOOLS_METRICS_NAMESPACE": "elsai",
+                "LOG_LEVEL": config.log_level,
+            },
+        )
+        self.function = self._fn.function
+        self.role = self._fn.role
+        bucket.grant_read_write(self.function)
+        self.model_arns = bedrock_resource_arns(config.model_id, cdk.Stack.of(self))
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=list(BEDROCK_INVOKE_ACTIONS),
+            resource_arns=self.model_arns,
+        )

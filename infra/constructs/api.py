@@ -1,0 +1,181 @@
+"""The jobs API: REST API Gateway (IAM auth) in front of the api Lambda.
+
+A Standard state machine cannot sit behind ``StepFunctionsRestApi`` (Express only), and
+the routes need logic (ids, task tokens in S3), so a Powertools resolver Lambda fronts
+it. The API's role may only start/describe/answer this one state machine's executions
+and read the sessions bucket.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from infra.config import ElsaiConfig
+from infra.constructs.function import PythonFunction, retention
+
+# Step Functions caps execution input at 256 KiB; 32 Ki characters is at most 128 KiB.
+MAX_PROMPT_CHARS = 32 * 1024
+ID_PATTERN = r"^[A-Za-z0-9_\-]{1,128}$"
+
+CREATE_JOB_SCHEMA: dict[str, Any] = {
+    "type": apigw.JsonSchemaType.OBJECT,
+    "required": ["prompt"],
+    "properties": {
+        "prompt": {"type": apigw.JsonSchemaType.STRING, "min_length": 1, "max_length": MAX_PROMPT_CHARS},
+        "session_id": {"type": apigw.JsonSchemaType.STRING, "pattern": ID_PATTERN},
+        "agent_id": {"type": apigw.JsonSchemaType.STRING, "pattern": ID_PATTERN},
+    },
+}
+RESPONSES_SCHEMA: dict[str, Any] = {
+    "type": apigw.JsonSchemaType.OBJECT,
+    "required": ["interrupt_responses"],
+    "properties": {"interrupt_responses": {"type": apigw.JsonSchemaType.ARRAY}},
+}
+
+
+def _schema(spec: dict[str, Any]) -> apigw.JsonSchema:
+    props = {k: _schema(v) for k, v in spec.get("properties", {}).items()}
+    rest = {k: v for k, v in spec.items() if k != "properties"}
+    return apigw.JsonSchema(
+        schema=apigw.JsonSchemaVersion.DRAFT4, properties=props or None, **rest
+    )
+
+
+def execution_arn_pattern(stack: cdk.Stack, state_machine_name: str) -> str:
+    """``arn:...:execution:<machine>:*``: every execution of this machine, nothing else."""
+    return stack.format_arn(
+        service="states",
+        resource="execution",
+        resource_name=f"{state_machine_name}:*",
+        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+    )
+
+
+class JobsApi(Construct):
+    """API Lambda + REST API with IAM auth, request validation, access logs, throttling."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        code: lambda_.Code,
+        bucket: s3.IBucket,
+        state_machine: sfn.IStateMachine,
+        state_machine_name: str,
+        config: ElsaiConfig,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = cdk.Stack.of(self)
+        self._fn = PythonFunction(
+            self,
+            "Function",
+            code=code,
+            handler="api_handler.handler",
+            description="elsai jobs API (start, describe, answer interrupts, read sessions)",
+            timeout_seconds=29,  # API Gateway's integration timeout
+            memory_mb=512,
+            log_retention_days=config.log_retention_days,
+            environment={
+                "ELSAI_STATE_MACHINE_ARN": state_machine.state_machine_arn,
+                "ELSAI_SESSIONS_BUCKET": bucket.bucket_name,
+                "POWERTOOLS_SERVICE_NAME": "elsai",
+                "POWERTOOLS_METRICS_NAMESPACE": "elsai",
+                "LOG_LEVEL": config.log_level,
+            },
+        )
+        self.function = self._fn.function
+        self.role = self._fn.role
+
+        state_machine.grant_start_execution(self.function)
+        self.execution_arns = execution_arn_pattern(stack, state_machine_name)
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=["states:DescribeExecution", "states:GetExecutionHistory"],
+            resource_arns=[self.execution_arns],
+        )
+        # Task-token calls name no resource: IAM only accepts "*" for them.
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=["states:SendTaskSuccess", "states:SendTaskFailure"],
+            resource_arns=["*"],
+        )
+        bucket.grant_read(self.function)
+
+        self.access_logs = logs.LogGroup(
+            self,
+            "AccessLogs",
+            retention=retention(config.access_log_retention_days),
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+        )
+        self.api = apigw.RestApi(
+            self,
+            "RestApi",
+            description="elsai durable agent jobs",
+            endpoint_types=[apigw.EndpointType.REGIONAL],
+            cloud_watch_role=True,  # required for execution logging (APIG6)
+            default_method_options=apigw.MethodOptions(
+                authorization_type=apigw.AuthorizationType.IAM
+            ),
+            deploy_options=apigw.StageOptions(
+                stage_name="v1",
+                access_log_destination=apigw.LogGroupLogDestination(self.access_logs),
+                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+                    caller=True,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
+                ),
+                logging_level=apigw.MethodLoggingLevel.ERROR,
+                data_trace_enabled=False,  # request bodies carry prompts
+                metrics_enabled=True,
+                tracing_enabled=True,
+                throttling_rate_limit=config.api_rate_limit,
+                throttling_burst_limit=config.api_burst_limit,
+            ),
+        )
+        self.validator = self.api.add_request_validator(
+            "Validator", validate_request_body=True, validate_request_parameters=True
+        )
+        create_job = self.api.add_model(
+            "CreateJob", content_type="application/json", schema=_schema(CREATE_JOB_SCHEMA)
+        )
+        responses = self.api.add_model(
+            "InterruptResponses",
+            content_type="application/json",
+            schema=_schema(RESPONSES_SCHEMA),
+        )
+        integration = apigw.LambdaIntegration(self.function, proxy=True, allow_test_invoke=False)
+        path_id = {"method.request.path.id": True}
+
+        jobs = self.api.root.add_resource("jobs")
+        jobs.add_method(
+            "POST", integration, request_validator=self.validator,
+            request_models={"application/json": create_job},
+        )  # fmt: skip
+        job = jobs.add_resource("{id}")
+        job.add_method(
+            "GET", integration, request_validator=self.validator, request_parameters=path_id
+        )
+        job.add_resource("responses").add_method(
+            "POST", integration, request_validator=self.validator,
+            request_parameters=path_id, request_models={"application/json": responses},
+        )  # fmt: skip
+        sessions = self.api.root.add_resource("sessions")
+        sessions.add_resource("{id}").add_method(
+            "GET", integration, request_validator=self.validator, request_parameters=path_id
+        )

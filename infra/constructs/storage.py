@@ -1,0 +1,75 @@
+"""The sessions bucket: where agents' transcripts, checkpoints and task tokens live.
+
+Everything durable about a job is here (``session_<id>/...`` and ``jobs/<job_id>/...``),
+so the bucket is locked down: SSE, TLS-only, no public access, versioned (a bad write
+can be rolled back) and logged to a separate access-log bucket.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+
+class SessionsBucket(Construct):
+    """Sessions bucket + its server-access-log bucket."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        session_retention_days: int,
+        noncurrent_version_days: int,
+        access_log_retention_days: int,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        # SSE-S3 because S3 server access logging cannot deliver to SSE-KMS buckets.
+        self.access_logs = s3.Bucket(
+            self,
+            "AccessLogs",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+            lifecycle_rules=[
+                s3.LifecycleRule(
+                    id="expire-access-logs",
+                    expiration=cdk.Duration.days(access_log_retention_days),
+                    abort_incomplete_multipart_upload_after=cdk.Duration.days(1),
+                )
+            ],
+        )
+        self.bucket = s3.Bucket(
+            self,
+            "Bucket",
+            encryption=s3.BucketEncryption.S3_MANAGED,
+            enforce_ssl=True,
+            block_public_access=s3.BlockPublicAccess.BLOCK_ALL,
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+            versioned=True,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+            server_access_logs_bucket=self.access_logs,
+            server_access_logs_prefix="sessions-bucket/",
+            lifecycle_rules=[
+                # checkpoint.json is replaced at every loop boundary: without this rule
+                # versioning would keep every bookmark forever.
+                s3.LifecycleRule(
+                    id="expire-noncurrent-versions",
+                    noncurrent_version_expiration=cdk.Duration.days(noncurrent_version_days),
+                    abort_incomplete_multipart_upload_after=cdk.Duration.days(1),
+                ),
+                # Old sessions (and parked task tokens) age out; the expired current
+                # version becomes noncurrent and then goes by the rule above.
+                s3.LifecycleRule(
+                    id="expire-old-sessions",
+                    expiration=cdk.Duration.days(session_retention_days),
+                ),
+                s3.LifecycleRule(
+                    id="remove-expired-delete-markers",
+                    expired_object_delete_marker=True,
+                ),
+            ],
+        )

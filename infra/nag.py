@@ -1,0 +1,130 @@
+"""cdk-nag (3.x) wiring: AwsSolutions checks on the app, acknowledgements on the stack.
+
+Every acknowledgement names one exact finding (bracketed part included) on the construct
+that causes it, with the reason it is acceptable. Anything new fails ``app.synth()``.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+from constructs import IConstruct
+
+from infra.stack import ElsaiStack
+
+
+def enable_nag(app: cdk.App) -> None:
+    """Run the AwsSolutions pack at synth; a finding without an acknowledgement raises."""
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+
+
+def _ack(scope: IConstruct, finding: str, reason: str) -> None:
+    cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=finding, reason=reason))
+
+
+def _arn_ref(stack: cdk.Stack, construct: IConstruct) -> str:
+    """cdk-nag's rendering of ``Fn::GetAtt [<logical id>, Arn]`` in finding ids."""
+    cfn = construct.node.default_child
+    assert isinstance(cfn, cdk.CfnElement)
+    return f"<{stack.resolve(stack.get_logical_id(cfn))}.Arn>"
+
+
+def acknowledge_findings(stack: ElsaiStack) -> None:
+    """The accepted findings of ElsaiStack, each with its reason."""
+    bucket_arn = _arn_ref(stack, stack.storage.bucket)
+    s3_grant = (
+        "CDK grant_read_write/grant_read action groups (object-level get/put/delete/abort "
+        "and bucket list), limited to the sessions bucket and its objects; session files "
+        "are addressed by computed keys, so object ARNs need the /* wildcard."
+    )
+    xray = "X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions."
+    runtime = (
+        "Python 3.12 is pinned on purpose: the bundle's compiled wheels (pydantic-core) are "
+        "installed for cp312, and the runtime is supported; bump together with bundling.py."
+    )
+
+    for fn, grants in (
+        (stack.agent, ["s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteObject*", "s3:Abort*"]),
+        (stack.api, ["s3:GetObject*", "s3:GetBucket*", "s3:List*"]),
+    ):
+        policy = fn.role.node.find_child("DefaultPolicy")
+        for action in grants:
+            _ack(policy, f"AwsSolutions-IAM5[Action::{action}]", s3_grant)
+        _ack(policy, f"AwsSolutions-IAM5[Resource::{bucket_arn}/*]", s3_grant)
+        _ack(policy, "AwsSolutions-IAM5[Resource::*]", xray)
+        _ack(fn.function, "AwsSolutions-L1", runtime)
+
+    agent_policy = stack.agent.role.node.find_child("DefaultPolicy")
+    for arn in stack.agent.model_arns:
+        if "*" in arn:
+            _ack(
+                agent_policy,
+                f"AwsSolutions-IAM5[Resource::{_nag_arn(arn)}]",
+                "A cross-region inference profile may route to the model in any region of "
+                "its geography; the ARN still names exactly one foundation model.",
+            )
+
+    api_policy = stack.api.role.node.find_child("DefaultPolicy")
+    _ack(
+        api_policy,
+        "AwsSolutions-IAM5[Resource::*]",
+        "states:SendTaskSuccess/SendTaskFailure take a task token, not a resource: IAM only "
+        "accepts '*' for them (X-Ray shares this statement id).",
+    )
+    _ack(
+        api_policy,
+        f"AwsSolutions-IAM5[Resource::{_nag_arn(stack.api.execution_arns)}]",
+        "Describe/GetExecutionHistory on executions of this one state machine; execution "
+        "names are per job, so the pattern ends in '*'.",
+    )
+
+    sm_policy = stack.jobs.state_machine.role.node.find_child("DefaultPolicy")
+    agent_arn = _arn_ref(stack, stack.agent.function)
+    _ack(
+        sm_policy,
+        f"AwsSolutions-IAM5[Resource::{agent_arn}:*]",
+        "CDK's LambdaInvoke grant also covers versions/aliases of the same agent function.",
+    )
+    _ack(
+        sm_policy,
+        "AwsSolutions-IAM5[Resource::*]",
+        "CloudWatch Logs delivery (logs:CreateLogDelivery etc.) and X-Ray actions used by "
+        "state machine logging/tracing do not support resource-level permissions.",
+    )
+
+    rest_api = stack.api.api
+    _ack(
+        rest_api.deployment_stage,
+        "AwsSolutions-APIG3",
+        "No WAF: every method requires SigV4 (AWS_IAM) and the stage is throttled; a web ACL "
+        "can be attached per deployment without changing this stack.",
+    )
+    for method in rest_api.methods:
+        _ack(
+            method,
+            "AwsSolutions-COG4",
+            "Callers are AWS principals authorised by IAM (SigV4), not Cognito end users.",
+        )
+    cw_role = rest_api.node.find_child("CloudWatchRole")
+    _ack(
+        cw_role,
+        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+        "AmazonAPIGatewayPushToCloudWatchLogs]",
+        "The AWS-managed policy is the documented one for API Gateway's account-level "
+        "CloudWatch role, needed for stage execution logging.",
+    )
+    _ack(
+        stack.storage.access_logs,
+        "AwsSolutions-S1",
+        "This is the server-access-log target bucket; logging it would recurse.",
+    )
+
+
+def _nag_arn(arn: str) -> str:
+    """Placeholder form cdk-nag uses for pseudo parameters in resource ARNs."""
+    stack_free = (
+        arn.replace(cdk.Aws.PARTITION, "<AWS::Partition>")
+        .replace(cdk.Aws.REGION, "<AWS::Region>")
+        .replace(cdk.Aws.ACCOUNT_ID, "<AWS::AccountId>")
+    )
+    return stack_free
