@@ -15,6 +15,7 @@ from elsai.agent.stream_events import MessageAddedStreamEvent, StreamEvent
 from elsai.errors import ConcurrentInvocationError
 from elsai.hooks.events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
 from elsai.hooks.registry import HookRegistry
+from elsai.interrupt.state import InterruptState
 from elsai.loop.loop import EventLoop, Invocation, drain
 from elsai.loop.messages import user_content_from_prompt
 from elsai.loop.persistence import LoopPersistence, NoPersistence
@@ -65,6 +66,7 @@ class Agent:
             self.conversation_manager = self.config.conversation_manager
         self.tool_executor = resolve_executor(self.config.tool_executor)
         self._lock = threading.Lock()
+        self._interrupts = InterruptState()
         self._persistence: LoopPersistence = NoPersistence()
         if self.config.session_manager is not None:
             # Loads messages, state and the bookmark; from here on the binding owns durability.

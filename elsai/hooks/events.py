@@ -81,6 +81,13 @@ class BeforeToolCallEvent(HookEvent):
     cancel_tool: bool | str = False
     _writable: ClassVar[frozenset[str]] = frozenset({"tool_use", "selected_tool", "cancel_tool"})
 
+    def interrupt(self, name: str, reason: Any = None) -> Any:
+        """Ask a human before the tool runs (e.g. an approval gate); see ToolContext.interrupt."""
+        from elsai.interrupt.model import Interrupt
+
+        use_id = (self.tool_use or {}).get("toolUseId", "")
+        return self.agent._interrupts.raise_or_answer(Interrupt.for_tool(use_id, name, reason, source="hook"))
+
 
 @dataclass
 class AfterToolCallEvent(HookEvent):

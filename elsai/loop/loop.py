@@ -24,6 +24,7 @@ from elsai.agent.stream_events import (
 )
 from elsai.errors import ContextWindowOverflowError, StructuredOutputError
 from elsai.hooks.events import AfterModelCallEvent, BeforeModelCallEvent
+from elsai.interrupt.model import Interrupt
 from elsai.loop.messages import append_user_content, strip_incomplete_tool_uses
 from elsai.loop.tool_runner import ToolRunner
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
@@ -58,6 +59,7 @@ class EventLoop:
         self.persistence = agent._persistence
         self.tools = ToolRunner(agent, invocation)
         self.cycle = 0
+        self.interrupted: list[Interrupt] = []
 
     async def run(self) -> AsyncIterator[StreamEvent]:
         agent, inv, store = self.agent, self.inv, self.persistence
@@ -69,7 +71,15 @@ class EventLoop:
         message: Message | None = None
         stop_reason: StopReason = "end_turn"
 
-        if plan.position == "after_model":
+        if agent._interrupts.active:
+            # Human-in-the-loop answers: not a crash resume. The interrupted batch re-runs
+            # (finished tools reuse their stored results) and sees the responses.
+            agent._interrupts.accept_responses(inv.input_content)
+            new_content = []
+            async for event in self._run_tools(agent.messages[-1], queued=[]):
+                yield event
+            self.cycle += 1
+        elif plan.position == "after_model":
             # Active mid-tool bookmark: the trailing assistant toolUse message is pending.
             # Its tools run first; the new input is queued into the same user message.
             pending = tool_uses(agent.messages[-1])
@@ -83,9 +93,10 @@ class EventLoop:
             self.cycle += 1
 
         if new_content:
-            await self._add_user_content(new_content)
+            async for event in self._add_user_content(new_content):
+                yield event
 
-        while True:
+        while not self.interrupted:
             if not agent.messages or agent.messages[-1]["role"] != "user":
                 # Nothing to answer (e.g. `agent()` on a finished conversation).
                 message = agent.messages[-1] if agent.messages else None
@@ -106,8 +117,11 @@ class EventLoop:
                     break
                 async for event in self._run_tools(message, queued=[]):
                     yield event
+                if self.interrupted:
+                    break
                 if inv.structured_output is not None and inv.structured_output.value is not None:
                     stop_reason = "end_turn"
+                    agent.conversation_manager.apply_management(agent)
                     store.turn_ended()
                     break
                 self.cycle += 1
@@ -118,12 +132,18 @@ class EventLoop:
 
             if inv.structured_output is not None and inv.structured_output.value is None:
                 self._check_structured_output_budget()
-                await self._add_user_content([inv.structured_output.forcing_prompt()])  # type: ignore[list-item]
+                async for event in self._add_user_content([inv.structured_output.forcing_prompt()]):  # type: ignore[list-item]
+                    yield event
                 continue
+            # The window holds after every invocation, not only after tool cycles.
+            agent.conversation_manager.apply_management(agent)
             # BOUNDARY end_turn: finalize the bookmark as completed.
             store.turn_ended()
             break
 
+        if self.interrupted:
+            stop_reason = "interrupt"
+            message = agent.messages[-1]
         inv.metrics.latency_ms = (time.perf_counter() - started) * 1000
         result = AgentResult(
             message=message,
@@ -132,6 +152,7 @@ class EventLoop:
             structured_output=inv.structured_output.value if inv.structured_output else None,
             resumed_from_checkpoint=resumed,
             resume_position=plan.position,
+            interrupts=list(self.interrupted),
         )
         yield ResultEvent(result=result)
 
@@ -146,7 +167,6 @@ class EventLoop:
             yield ModelCallStartEvent(cycle_index=self.cycle)
             assembler = MessageAssembler()
             names: dict[int, tuple[str, str]] = {}
-            error: BaseException | None = None
             try:
                 request = ModelRequest(
                     messages=agent.messages,
@@ -167,11 +187,10 @@ class EventLoop:
                     elif isinstance(event, ReasoningDelta) and event.text:
                         yield ReasoningDeltaEvent(text=event.text)
             except ContextWindowOverflowError as exc:
-                error = exc
+                await agent.hooks.invoke(AfterModelCallEvent(agent=agent, exception=exc))
                 if overflow_retried:
                     raise
                 overflow_retried = True
-                await agent.hooks.invoke(AfterModelCallEvent(agent=agent, exception=exc))
                 await agent.conversation_manager.reduce_context(agent, exc)
                 continue
             except Exception as exc:
@@ -185,7 +204,7 @@ class EventLoop:
             inv.metrics.add_usage(assembler.usage)
             inv.metrics.model_latency_ms += assembler.latency_ms
             after = await agent.hooks.invoke(
-                AfterModelCallEvent(agent=agent, message=message, stop_reason=stop_reason, exception=error)
+                AfterModelCallEvent(agent=agent, message=message, stop_reason=stop_reason)
             )
             if after.retry and hook_retries < MAX_MODEL_RETRIES_BY_HOOK:
                 hook_retries += 1
@@ -229,13 +248,18 @@ class EventLoop:
         results: list[Any] = []
         async for event in self.tools.run_batch(tool_uses(assistant), results):
             yield event
+        if self.tools.raised:
+            # Some tools asked for human input: keep what finished, persist, and stop.
+            state = self.agent._interrupts
+            state.completed.update({r["toolUseId"]: r for r in results if r is not None})
+            state.pending = {i.id: i for i in self.tools.raised}
+            state.responses = {k: v for k, v in state.responses.items() if k in state.pending}
+            self.interrupted = list(self.tools.raised)
+            self.persistence.save_state()
+            return
+        self.agent._interrupts.clear()
         content: list[ContentBlock] = [{"toolResult": r} for r in results]
         content.extend(queued)
-        so = self.inv.structured_output
-        if so is not None and so.value is None and so.failures > self.inv.structured_output_retries:
-            raise StructuredOutputError(
-                f"the model did not produce a valid {so.name} after {self.inv.structured_output_retries} retries"
-            )
         async for event in self.agent._append_message(
             {"role": "user", "content": content},
             self.persistence,
@@ -245,20 +269,26 @@ class EventLoop:
         # BOUNDARY after_tools: tool results are durable.
         self.persistence.boundary("after_tools", self.cycle)
         self.agent.conversation_manager.apply_management(self.agent)
+        # Checked only now, so a failed structured output still leaves every toolUse answered.
+        so = self.inv.structured_output
+        if so is not None and so.value is None and so.failures > self.inv.structured_output_retries:
+            raise StructuredOutputError(
+                f"the model did not produce a valid {so.name} after {self.inv.structured_output_retries} retries"
+            )
 
     # -- input ---------------------------------------------------------------------------
 
-    async def _add_user_content(self, content: list[ContentBlock]) -> None:
+    async def _add_user_content(self, content: list[ContentBlock]) -> AsyncIterator[StreamEvent]:
         """Append user input; after a user message (toolResult) it merges to keep roles alternating."""
         messages = self.agent.messages
         if messages and messages[-1]["role"] == "user":
             messages[-1] = append_user_content(messages[-1], content)
             self.persistence.last_message_replaced(messages[-1], invocation_id=self.inv.invocation_id)
             return
-        async for _ in self.agent._append_message(
+        async for event in self.agent._append_message(
             {"role": "user", "content": list(content)}, self.persistence, invocation_id=self.inv.invocation_id
         ):
-            pass
+            yield event
 
     def _stop_requested(self) -> bool:
         check = self.inv.should_stop

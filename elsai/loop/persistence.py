@@ -49,6 +49,10 @@ class LoopPersistence(Protocol):
         """Clean end_turn: finalize the bookmark (a failure here only warns)."""
         ...
 
+    def save_state(self) -> None:
+        """Agent state changed outside a boundary (an interrupt paused the loop): persist it."""
+        ...
+
 
 class NoPersistence:
     """In-memory agents: every boundary is free."""
@@ -66,4 +70,7 @@ class NoPersistence:
         return None
 
     def turn_ended(self) -> None:
+        return None
+
+    def save_state(self) -> None:
         return None

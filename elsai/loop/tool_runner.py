@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from elsai.agent.stream_events import StreamEvent, ToolEndEvent, ToolStartEvent
 from elsai.hooks.events import AfterToolCallEvent, BeforeToolCallEvent
+from elsai.interrupt.model import Interrupt, InterruptSignal
 from elsai.tools.base import AgentTool, error_result
 from elsai.tools.context import ToolContext
 from elsai.types import ToolResult, ToolUse
@@ -23,6 +24,8 @@ class ToolRunner:
     def __init__(self, agent: Agent, invocation: Invocation) -> None:
         self.agent = agent
         self.inv = invocation
+        #: Interrupts raised by the last batch (its interrupted calls have no result).
+        self.raised: list[Interrupt] = []
 
     def _lookup(self, name: str) -> AgentTool | None:
         so = self.inv.structured_output
@@ -33,12 +36,14 @@ class ToolRunner:
     async def run_batch(self, uses: list[ToolUse], results: list[ToolResult]) -> AsyncIterator[StreamEvent]:
         """Run `uses` with the agent's executor; fills `results` in request order."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.raised = []
 
         async def run_one(use: ToolUse) -> ToolResult:
             queue.put_nowait(ToolStartEvent(tool_use=use))
             result = await self._call(use)
-            queue.put_nowait(ToolEndEvent(tool_use=use, result=result))
-            return result
+            if result is not None:
+                queue.put_nowait(ToolEndEvent(tool_use=use, result=result))
+            return result  # type: ignore[return-value]
 
         async def run_all() -> list[ToolResult]:
             try:
@@ -55,7 +60,18 @@ class ToolRunner:
             if not task.done():
                 task.cancel()
 
-    async def _call(self, use: ToolUse) -> ToolResult:
+    async def _call(self, use: ToolUse) -> ToolResult | None:
+        """One call with its hooks; None if it raised an interrupt (it did not complete)."""
+        finished = self.agent._interrupts.completed.get(use["toolUseId"])
+        if finished is not None:
+            return finished  # completed before an interrupt paused its batch: never re-run
+        try:
+            return await self._call_with_hooks(use)
+        except InterruptSignal as signal:
+            self.raised.append(signal.interrupt)
+            return None
+
+    async def _call_with_hooks(self, use: ToolUse) -> ToolResult:
         agent, inv = self.agent, self.inv
         before = await agent.hooks.invoke(
             BeforeToolCallEvent(

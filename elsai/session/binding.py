@@ -78,6 +78,7 @@ class SessionBinding:
             prefix = agent.conversation_manager.restore(record.conversation_manager_state)
             self._written_removed_count = agent.conversation_manager.removed_message_count
             self.recorded_invocations = list(record.invocation_ids)
+            agent._interrupts.restore(record.interrupt_state)
             self._agent_signature = self._signature()
         if self.checkpoint_config and found[1] is not None:
             self.bookmark = Checkpoint.from_json(found[1].data, storage.describe(self._checkpoint_key))
@@ -114,6 +115,8 @@ class SessionBinding:
 
     def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
         recorded = invocation_id is not None and invocation_id in self.recorded_invocations
+        if self.agent._interrupts.active:
+            return ResumePlan(input_already_recorded=recorded)  # an interrupt is not a crash
         plan = self._gate()
         if plan.position is None:
             self._repair_orphan()
@@ -151,6 +154,9 @@ class SessionBinding:
                     execution_status="active",
                 )
             )
+
+    def save_state(self) -> None:
+        self._write_agent(force=False)
 
     def turn_ended(self) -> None:
         self._write_agent(force=False, include_window=True)
@@ -231,7 +237,12 @@ class SessionBinding:
         """
         cm_state = {k: v for k, v in self.agent.conversation_manager.get_state().items() if k != "removed_message_count"}
         return json.dumps(
-            [self.agent.state.to_dict(), cm_state, self.recorded_invocations[-MAX_REMEMBERED_INVOCATIONS:]],
+            [
+                self.agent.state.to_dict(),
+                cm_state,
+                self.recorded_invocations[-MAX_REMEMBERED_INVOCATIONS:],
+                self.agent._interrupts.to_dict(),
+            ],
             sort_keys=True,
             default=str,
         )
@@ -257,7 +268,7 @@ class SessionBinding:
         self._written_removed_count = removed
 
     def _extra_agent_fields(self) -> dict[str, Any]:
-        return {}
+        return {"interrupt_state": self.agent._interrupts.to_dict()}
 
     def _remember(self, invocation_id: str | None) -> None:
         if invocation_id and invocation_id not in self.recorded_invocations:

@@ -76,3 +76,11 @@ def message_index(key: str) -> int | None:
     """The N of `.../message_<N>.json`, or None for any other key."""
     match = _MESSAGE_RE.search(key)
     return int(match.group(1)) if match else None
+
+
+# -- serverless runtime (jobs driven by Step Functions) ---------------------------------------
+
+
+def job_token_key(job_id: str) -> str:
+    """Where a job waiting for interrupt responses parks its Step Functions task token."""
+    return f"jobs/{job_id}/task_token.json"

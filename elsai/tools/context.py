@@ -24,6 +24,13 @@ class ToolContext:
     def tool_use_id(self) -> str:
         return self.tool_use["toolUseId"]
 
+    def interrupt(self, name: str, reason: Any = None) -> Any:
+        """Ask a human: returns their response if the agent was resumed with one, otherwise
+        pauses this tool (the invocation stops with stop_reason "interrupt")."""
+        from elsai.interrupt.model import Interrupt
+
+        return self.agent._interrupts.raise_or_answer(Interrupt.for_tool(self.tool_use_id, name, reason))
+
     @property
     def idempotency_key(self) -> str:
         """Stable across crash re-runs of the same pending tool call.

@@ -101,10 +101,10 @@ class AgentStateMachine(Construct):
             "Init",
             comment="Normalize the execution input into the job state.",
             parameters={
-                "job_id.$": sfn.JsonPath.execution_name,
-                "session_id.$": "$.session_id",
-                "agent_id.$": "$.agent_id",
-                "prompt.$": "$.prompt",
+                "job_id": sfn.JsonPath.execution_name,
+                "session_id": sfn.JsonPath.string_at("$.session_id"),
+                "agent_id": sfn.JsonPath.string_at("$.agent_id"),
+                "prompt": sfn.JsonPath.string_at("$.prompt"),
                 "interrupt_responses.$": JSON_NULL,
                 "slice": 0,
             },
@@ -122,7 +122,7 @@ class AgentStateMachine(Construct):
                     "session_id": sfn.JsonPath.string_at("$.session_id"),
                     "agent_id": sfn.JsonPath.string_at("$.agent_id"),
                     "prompt": sfn.JsonPath.string_at("$.prompt"),
-                    "interrupt_responses": sfn.JsonPath.string_at("$.interrupt_responses"),
+                    "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
                     "slice": sfn.JsonPath.number_at("$.slice"),
                 }
             ),
@@ -155,7 +155,7 @@ class AgentStateMachine(Construct):
                     "job_id": sfn.JsonPath.string_at("$.job_id"),
                     "session_id": sfn.JsonPath.string_at("$.session_id"),
                     "agent_id": sfn.JsonPath.string_at("$.agent_id"),
-                    "interrupts": sfn.JsonPath.object_at("$.last.Payload.interrupts"),
+                    "interrupts": sfn.JsonPath.list_at("$.last.Payload.interrupts"),
                 }
             ),
             result_path="$.answer",
@@ -173,10 +173,10 @@ class AgentStateMachine(Construct):
         wait_for_responses.add_catch(job_failed, errors=["States.ALL"], result_path="$.error")
 
         ids = {
-            "job_id.$": "$.job_id",
-            "session_id.$": "$.session_id",
-            "agent_id.$": "$.agent_id",
-            "slice.$": "States.MathAdd($.slice, 1)",
+            "job_id": sfn.JsonPath.string_at("$.job_id"),
+            "session_id": sfn.JsonPath.string_at("$.session_id"),
+            "agent_id": sfn.JsonPath.string_at("$.agent_id"),
+            "slice": sfn.JsonPath.math_add(sfn.JsonPath.number_at("$.slice"), 1),
             "prompt.$": JSON_NULL,  # only the first slice carries the prompt
         }
         next_slice = sfn.Pass(
@@ -189,7 +189,10 @@ class AgentStateMachine(Construct):
             self,
             "ResumeSlice",
             comment="Carry the API's answers into the next slice.",
-            parameters={**ids, "interrupt_responses.$": "$.answer.interrupt_responses"},
+            parameters={
+                **ids,
+                "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
+            },
         )
         completed = sfn.Succeed(
             self,

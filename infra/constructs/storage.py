@@ -25,6 +25,10 @@ class SessionsBucket(Construct):
         access_log_retention_days: int,
     ) -> None:
         super().__init__(scope, construct_id)
+        # Grant log delivery through a bucket policy, not the legacy LogDeliveryWrite ACL
+        # (ACLs are disabled by BUCKET_OWNER_ENFORCED). Set here so the construct does
+        # not depend on cdk.json.
+        self.node.set_context("@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy", True)
         # SSE-S3 because S3 server access logging cannot deliver to SSE-KMS buckets.
         self.access_logs = s3.Bucket(
             self,

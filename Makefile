@@ -1,0 +1,32 @@
+# One command to set up and run the main job offline, one to run the tests.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export POWERTOOLS_TRACE_DISABLED := true
+
+.PHONY: setup demo test lint bench synth
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[dev]"
+	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; fi
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: setup
+	$(VENV)/bin/elsai local run "Process orders 1, 2 and 3"
+
+test: setup
+	$(PY) -m pytest
+
+lint: setup
+	$(VENV)/bin/ruff check elsai lambdas infra tests bench
+	$(VENV)/bin/mypy elsai
+
+synth: setup
+	npx cdk synth -q
+
+bench:
+	bash bench/run.sh

@@ -1,0 +1,66 @@
+"""Build elsai agents for the benchmarks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from elsai import Agent, AgentConfig, tool
+from elsai.checkpoint import CheckpointConfig
+from elsai.conversation.null import NullConversationManager
+from elsai.models.scripted import ScriptedModel
+from elsai.session import FileSessionManager, S3SessionManager
+
+from bench import workload
+
+AGENT_ID = "bench"
+
+
+@tool(name=workload.TOOL_NAME)
+def bump(n: int) -> str:
+    """Bump a counter.
+
+    Args:
+        n: The step number.
+    """
+    return workload.bump_impl(n)
+
+
+def _checkpoint(position: str | None) -> CheckpointConfig | None:
+    return CheckpointConfig(position=position) if position else None  # type: ignore[arg-type]
+
+
+def file_manager(session_id: str, storage_dir: str) -> FileSessionManager:
+    return FileSessionManager(session_id=session_id, storage_dir=storage_dir)
+
+
+def s3_manager(session_id: str, bucket: str, boto_session: Any = None) -> S3SessionManager:
+    return S3SessionManager(session_id=session_id, bucket=bucket, prefix="", boto_session=boto_session)
+
+
+def make_agent(
+    responses: list[dict[str, Any]],
+    *,
+    session_manager: Any = None,
+    position: str | None = None,
+    null_cm: bool = False,
+) -> Agent:
+    """An elsai agent over `responses`; `position` None means no checkpoint."""
+    return Agent(
+        model=ScriptedModel(responses, record=False),
+        tools=[bump],
+        config=AgentConfig(
+            agent_id=AGENT_ID,
+            session_manager=session_manager,
+            checkpoint=_checkpoint(position) if session_manager is not None else None,
+            conversation_manager=NullConversationManager() if null_cm else None,
+        ),
+    )
+
+
+def invoke(agent: Agent, prompt: str) -> str:
+    result = agent(prompt)
+    return result.stop_reason
+
+
+def message_count(agent: Agent) -> int:
+    return len(agent.messages)

@@ -1,0 +1,577 @@
+"""elsai vs strands-agents: session overhead, S3 requests per cycle, resume time. One run.
+
+    python -m bench.run_all            # full run (what bench/run.sh does)
+    python -m bench.run_all --quick    # smaller N and fewer repeats, for a smoke test
+
+Every measurement alternates between the two SDKs inside one process (the order of the
+variants rotates on each repeat) and the reported figure is the median of the repeats.
+Results: a table on stdout, bench/results/latest.json and bench/results/README.md.
+See bench/README.md for what each number means.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gc
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bench import elsai_side, s3env, strands_side, workload
+
+SIDES: dict[str, Any] = {"elsai": elsai_side, "strands": strands_side}
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS_DIR = os.path.join(HERE, "results")
+
+TARGET_OVERHEAD_RATIO = 0.5
+TARGET_PUT_PER_CYCLE = 4
+TARGET_GET_PER_CYCLE = 0
+TARGET_RESUME_RATIO = 0.25
+
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def rotated(items: list[Any], by: int) -> list[Any]:
+    by %= max(1, len(items))
+    return items[by:] + items[:by]
+
+
+def fs_type(path: str) -> str:
+    try:
+        out = subprocess.run(["df", "-T", path], capture_output=True, text=True, check=True).stdout
+        return out.splitlines()[1].split()[1]
+    except Exception:
+        return "unknown"
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. Per-cycle overhead on local files
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileVariant:
+    label: str
+    side: str
+    location: str | None  # None: no session manager at all (the baseline)
+    position: str | None = None
+
+
+def _run_file_variant(v: FileVariant, cycles: int, locations: dict[str, str]) -> float:
+    side = SIDES[v.side]
+    responses = workload.script(cycles)
+    storage_dir = None
+    manager = None
+    if v.location is not None:
+        storage_dir = tempfile.mkdtemp(prefix=f"bench-{v.side}-", dir=locations[v.location])
+        manager = side.file_manager("overhead", storage_dir)
+    kwargs: dict[str, Any] = {"session_manager": manager}
+    if v.side == "elsai":
+        kwargs["position"] = v.position
+    agent = side.make_agent(responses, **kwargs)
+    try:
+        seconds, stop = timed(lambda: side.invoke(agent, workload.PROMPT))
+        if stop != "end_turn":
+            raise RuntimeError(f"{v.label}: invocation ended with {stop!r}")
+        if storage_dir is not None:
+            stored = len(os.listdir(os.path.join(storage_dir, "session_overhead", "agents", "agent_bench", "messages")))
+            visible = [m for m in os.listdir(os.path.join(storage_dir, "session_overhead", "agents", "agent_bench", "messages")) if not m.startswith(".")]
+            if len(visible) != workload.messages_written(cycles):
+                raise RuntimeError(f"{v.label}: {len(visible)} message files stored ({stored} entries), "
+                                   f"expected {workload.messages_written(cycles)}")
+        return seconds
+    finally:
+        if storage_dir is not None:
+            shutil.rmtree(storage_dir, ignore_errors=True)
+
+
+def bench_overhead(cycles: int, repeats: int, locations: dict[str, str]) -> dict[str, Any]:
+    variants = [FileVariant("elsai / no session", "elsai", None), FileVariant("strands / no session", "strands", None)]
+    for loc in locations:
+        variants += [
+            FileVariant(f"elsai / {loc} / no checkpoint", "elsai", loc, None),
+            FileVariant(f"strands / {loc}", "strands", loc),
+            FileVariant(f"elsai / {loc} / after_tools", "elsai", loc, "after_tools"),
+            FileVariant(f"elsai / {loc} / both", "elsai", loc, "both"),
+        ]
+    for v in variants:  # warm-up: imports, caches, first-call costs
+        _run_file_variant(v, 5, locations)
+    samples: dict[str, list[float]] = {v.label: [] for v in variants}
+    for r in range(repeats):
+        for v in rotated(variants, r):
+            samples[v.label].append(_run_file_variant(v, cycles, locations))
+        log(f"  overhead: repeat {r + 1}/{repeats} done")
+
+    def med(label: str) -> float:
+        return statistics.median(samples[label])
+
+    rows = []
+    for v in variants:
+        baseline = med(f"{v.side} / no session")
+        rows.append(
+            {
+                "variant": v.label,
+                "side": v.side,
+                "location": v.location,
+                "position": v.position,
+                "median_s": med(v.label),
+                "min_s": min(samples[v.label]),
+                "max_s": max(samples[v.label]),
+                "ms_per_cycle": med(v.label) / cycles * 1000,
+                "overhead_ms_per_cycle": None if v.location is None else (med(v.label) - baseline) / cycles * 1000,
+                "samples_s": samples[v.label],
+            }
+        )
+    by_label = {row["variant"]: row for row in rows}
+    ratios = {}
+    for loc in locations:
+        strands = by_label[f"strands / {loc}"]
+        for pos in ("both", "after_tools", "no checkpoint"):
+            elsai = by_label[f"elsai / {loc} / {pos}"]
+            ratios[f"{loc} / {pos}"] = {
+                "overhead_ratio": elsai["overhead_ms_per_cycle"] / strands["overhead_ms_per_cycle"]
+                if strands["overhead_ms_per_cycle"] > 0
+                else None,
+                "total_ratio": elsai["median_s"] / strands["median_s"],
+            }
+    return {
+        "cycles": cycles,
+        "repeats": repeats,
+        "locations": {loc: {"dir": path, "fs": fs_type(path)} for loc, path in locations.items()},
+        "rows": rows,
+        "ratios": ratios,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. S3 requests per tool cycle
+# ---------------------------------------------------------------------------------------------
+
+
+def bench_s3_requests(counter: s3env.RequestCounter, bucket: str, cycles: int) -> dict[str, Any]:
+    variants = [
+        ("elsai / both", "elsai", "both"),
+        ("elsai / after_tools", "elsai", "after_tools"),
+        ("elsai / no checkpoint", "elsai", None),
+        ("strands", "strands", None),
+    ]
+    out = []
+    for n, (label, side_name, position) in enumerate(variants):
+        side = SIDES[side_name]
+        session_id = f"requests-{n}"
+        kwargs: dict[str, Any] = {"session_manager": None}
+        with counter.counting() as construct:
+            kwargs["session_manager"] = side.s3_manager(session_id, bucket)
+            if side_name == "elsai":
+                kwargs["position"] = position
+            agent = side.make_agent(workload.script(cycles), **kwargs)
+        marks: list[collections.Counter[str]] = []
+        workload.on_tool_call = lambda: marks.append(collections.Counter(counter.counts))
+        try:
+            start = time.perf_counter()
+            with counter.counting() as invocation:
+                stop = side.invoke(agent, workload.PROMPT)
+            seconds = time.perf_counter() - start
+        finally:
+            workload.on_tool_call = None
+        if stop != "end_turn" or len(marks) != cycles:
+            raise RuntimeError(f"{label}: stop={stop!r}, {len(marks)} tool calls for {cycles} cycles")
+        # Slice k = what happened between tool call k and tool call k+1: the toolResult message,
+        # the after_tools boundary, the model call, the assistant message, the after_model boundary.
+        # Skip the first slices, while the 40-message window fills up.
+        steady_from = min(cycles - 2, 25)
+        slices = [marks[k + 1] - marks[k] for k in range(steady_from, cycles - 1)]
+        ops = sorted({op for s in slices for op in s} | set(invocation) | set(construct))
+        per_cycle = {op: sum(s[op] for s in slices) / len(slices) for op in ops}
+        per_cycle_max = {op: max(s[op] for s in slices) for op in ops}
+        fixed = {op: invocation[op] - per_cycle[op] * cycles for op in ops}
+        out.append(
+            {
+                "variant": label,
+                "side": side_name,
+                "position": position,
+                "cycles": cycles,
+                "steady_slices": len(slices),
+                "per_cycle": per_cycle,
+                "per_cycle_max": per_cycle_max,
+                "invocation_total": dict(invocation),
+                "invocation_fixed": fixed,
+                "construct_new_session": dict(construct),
+                "ms_per_cycle_on_moto": seconds / cycles * 1000,
+            }
+        )
+    return {"cycles": cycles, "rows": out}
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. Resume time of a 1,000-message S3 session
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResumeVariant:
+    label: str
+    side: str
+    null_cm: bool
+    shared_boto: bool = False
+
+    @property
+    def store_key(self) -> tuple[str, bool]:
+        return (self.side, self.null_cm)
+
+
+def _build_session(side_name: str, null_cm: bool, bucket: str, messages: int, scratch: str) -> dict[str, Any]:
+    """Run a real agent for (messages/100) invocations of 49 tool cycles = `messages` messages.
+
+    It runs against a FileSessionManager on a scratch directory (fast), whose tree is then
+    uploaded as-is: both SDKs use the same relative keys on disk and on S3 and write the
+    same bytes to both, so the bucket holds exactly what an S3 run would have written.
+    """
+    side = SIDES[side_name]
+    per_invocation_cycles = 49  # 1 prompt + 98 + 1 answer = 100 messages per invocation
+    invocations, rest = divmod(messages, workload.messages_written(per_invocation_cycles))
+    if rest:
+        raise ValueError("messages must be a multiple of 100")
+    storage_dir = tempfile.mkdtemp(prefix=f"build-{side_name}-", dir=scratch)
+    kwargs: dict[str, Any] = {"session_manager": side.file_manager("resume", storage_dir), "null_cm": null_cm}
+    if side_name == "elsai":
+        kwargs["position"] = "both"
+    agent = side.make_agent(workload.multi_invocation_script(invocations, per_invocation_cycles), **kwargs)
+    start = time.perf_counter()
+    for _ in range(invocations):
+        if side.invoke(agent, workload.PROMPT) != "end_turn":
+            raise RuntimeError(f"building the {side_name} session failed")
+    built_in = time.perf_counter() - start
+    admin = s3env.admin_client()
+    uploaded = s3env.upload_tree(admin, bucket, storage_dir)
+    shutil.rmtree(storage_dir, ignore_errors=True)
+    stored = len(s3env.list_keys(admin, bucket, "session_resume/agents/agent_bench/messages/"))
+    if stored != messages:
+        raise RuntimeError(f"{side_name}: {stored} messages stored, expected {messages}")
+    return {"build_s": built_in, "objects": uploaded, "messages": stored}
+
+
+def _resume_once(v: ResumeVariant, bucket: str, counter: s3env.RequestCounter, boto: Any) -> dict[str, Any]:
+    side = SIDES[v.side]
+    kwargs: dict[str, Any] = {"null_cm": v.null_cm}
+    if v.side == "elsai":
+        kwargs["position"] = "both"
+    holder: dict[str, Any] = {}
+
+    def construct() -> None:
+        manager = side.s3_manager("resume", bucket, boto_session=boto if v.shared_boto else None)
+        holder["agent"] = side.make_agent([workload.final_response("Resumed and done.")], session_manager=manager, **kwargs)
+
+    with counter.counting() as requests:
+        gc.collect()
+        t0 = time.perf_counter()
+        construct()
+        t1 = time.perf_counter()
+        loaded = side.message_count(holder["agent"])
+        stop = side.invoke(holder["agent"], "One more thing, then stop.")
+        t2 = time.perf_counter()
+    if stop != "end_turn":
+        raise RuntimeError(f"{v.label}: resume invocation ended with {stop!r}")
+    return {"total_s": t2 - t0, "construct_s": t1 - t0, "invoke_s": t2 - t1, "loaded": loaded, "requests": dict(requests)}
+
+
+def bench_resume(counter: s3env.RequestCounter, messages: int, repeats: int, scratch: str) -> dict[str, Any]:
+    import boto3
+
+    variants = [
+        ResumeVariant("elsai / default (window 40)", "elsai", False),
+        ResumeVariant("strands / default (window 40)", "strands", False),
+        ResumeVariant("elsai / NullConversationManager", "elsai", True),
+        ResumeVariant("strands / NullConversationManager", "strands", True),
+        ResumeVariant("elsai / default, shared boto3 Session", "elsai", False, True),
+        ResumeVariant("strands / default, shared boto3 Session", "strands", False, True),
+    ]
+    admin = s3env.admin_client()
+    stores: dict[tuple[str, bool], dict[str, Any]] = {}
+    for v in variants:
+        if v.store_key in stores:
+            continue
+        bucket = f"resume-{v.side}-{'null' if v.null_cm else 'window'}"
+        s3env.create_bucket(admin, bucket)
+        info = _build_session(v.side, v.null_cm, bucket, messages, scratch)
+        stores[v.store_key] = {"bucket": bucket, "build": info, "snapshot": s3env.BucketSnapshot(admin, bucket)}
+        log(f"  resume: built {bucket} ({info['messages']} messages, {info['build_s']:.1f}s)")
+    shared = boto3.Session()
+    shared.client("s3")  # load the service model once, as a long-lived process would have
+    for v in variants:  # warm-up (imports, connection setup code paths)
+        store = stores[v.store_key]
+        _resume_once(v, store["bucket"], counter, shared)
+        store["snapshot"].restore()
+    samples: dict[str, list[dict[str, Any]]] = {v.label: [] for v in variants}
+    for r in range(repeats):
+        for v in rotated(variants, r):
+            store = stores[v.store_key]
+            samples[v.label].append(_resume_once(v, store["bucket"], counter, shared))
+            store["snapshot"].restore()
+        log(f"  resume: repeat {r + 1}/{repeats} done")
+    rows = []
+    for v in variants:
+        s = samples[v.label]
+        rows.append(
+            {
+                "variant": v.label,
+                "side": v.side,
+                "null_cm": v.null_cm,
+                "shared_boto_session": v.shared_boto,
+                "median_total_s": statistics.median(x["total_s"] for x in s),
+                "median_construct_s": statistics.median(x["construct_s"] for x in s),
+                "median_invoke_s": statistics.median(x["invoke_s"] for x in s),
+                "min_total_s": min(x["total_s"] for x in s),
+                "max_total_s": max(x["total_s"] for x in s),
+                "messages_loaded": s[0]["loaded"],
+                "requests": s[0]["requests"],
+                "samples_total_s": [x["total_s"] for x in s],
+            }
+        )
+    by = {row["variant"]: row for row in rows}
+
+    def ratio(a: str, b: str) -> float:
+        return by[a]["median_total_s"] / by[b]["median_total_s"]
+
+    ratios = {
+        "default": ratio("elsai / default (window 40)", "strands / default (window 40)"),
+        "null": ratio("elsai / NullConversationManager", "strands / NullConversationManager"),
+        "default_shared_boto": ratio(
+            "elsai / default, shared boto3 Session", "strands / default, shared boto3 Session"
+        ),
+        "elsai_default_vs_strands_null": ratio("elsai / default (window 40)", "strands / NullConversationManager"),
+    }
+    builds = {f"{k[0]} / {'null' if k[1] else 'window'}": st["build"] for k, st in stores.items()}
+    return {"messages": messages, "repeats": repeats, "rows": rows, "ratios": ratios, "builds": builds}
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------------
+
+
+def _fmt_ops(ops: dict[str, float]) -> str:
+    short = {"PutObject": "PUT", "GetObject": "GET", "ListObjectsV2": "LIST", "HeadObject": "HEAD", "DeleteObject": "DEL"}
+    parts = [f"{v:g} {short.get(k, k)}" for k, v in sorted(ops.items()) if round(v, 3) != 0]
+    return ", ".join(parts) if parts else "0"
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    ov = results.get("overhead")
+    if ov:
+        for loc in ov["locations"]:
+            r = ov["ratios"][f"{loc} / both"]["overhead_ratio"]
+            out.append(
+                {
+                    "target": f"file overhead per cycle, elsai both / strands ({loc}) <= {TARGET_OVERHEAD_RATIO}",
+                    "value": r,
+                    "met": r is not None and r <= TARGET_OVERHEAD_RATIO,
+                }
+            )
+    rq = results.get("s3_requests")
+    if rq:
+        both = next(r for r in rq["rows"] if r["variant"] == "elsai / both")
+        put = both["per_cycle"].get("PutObject", 0)
+        get = both["per_cycle"].get("GetObject", 0)
+        out.append({"target": f"elsai both PUT per tool cycle <= {TARGET_PUT_PER_CYCLE}", "value": put,
+                    "met": put <= TARGET_PUT_PER_CYCLE})
+        out.append({"target": f"elsai both GET per tool cycle == {TARGET_GET_PER_CYCLE}", "value": get,
+                    "met": get == TARGET_GET_PER_CYCLE})
+    rs = results.get("resume")
+    if rs:
+        r = rs["ratios"]["default"]
+        out.append({"target": f"resume 1,000-message S3 session, elsai / strands (defaults) <= {TARGET_RESUME_RATIO}",
+                    "value": r, "met": r <= TARGET_RESUME_RATIO})
+    return out
+
+
+def markdown(results: dict[str, Any]) -> str:
+    env = results["environment"]
+    lines = [
+        "# Benchmark results: elsai vs strands-agents",
+        "",
+        f"Run {env['timestamp']} on {env['platform']}, Python {env['python']}, {env['cpus']} CPUs; "
+        f"elsai {env['elsai_commit']}, strands-agents {env['strands_version']}, moto {env['moto_version']}. "
+        f"Whole run: {results['duration_s']:.0f} s. Generated by `bench/run.sh`; see `bench/README.md`.",
+        "",
+        "## Targets",
+        "",
+        "| target | value | verdict |",
+        "|---|---|---|",
+    ]
+    for v in results["verdicts"]:
+        value = "n/a" if v["value"] is None else f"{v['value']:.3g}"
+        lines.append(f"| {v['target']} | {value} | {_verdict(v['met'])} |")
+    ov = results.get("overhead")
+    if ov:
+        lines += [
+            "",
+            f"## 1. Per-cycle session overhead on local files ({ov['cycles']} tool cycles, median of {ov['repeats']})",
+            "",
+            "Overhead = (time with the session manager − time of the same SDK without one) / cycles.",
+            "",
+            "| variant | median total (s) | ms / cycle | session overhead ms / cycle |",
+            "|---|---|---|---|",
+        ]
+        for row in ov["rows"]:
+            o = row["overhead_ms_per_cycle"]
+            lines.append(
+                f"| {row['variant']} | {row['median_s']:.3f} | {row['ms_per_cycle']:.3f} | {'—' if o is None else f'{o:.3f}'} |"
+            )
+        lines += ["", "| location / elsai config | overhead ratio elsai/strands | total-time ratio elsai/strands |", "|---|---|---|"]
+        for key, r in ov["ratios"].items():
+            orat = "n/a" if r["overhead_ratio"] is None else f"{r['overhead_ratio']:.2f}"
+            lines.append(f"| {key} | {orat} | {r['total_ratio']:.2f} |")
+        lines += [""] + [f"- `{loc}`: {info['dir']} ({info['fs']})" for loc, info in ov["locations"].items()]
+    rq = results.get("s3_requests")
+    if rq:
+        lines += [
+            "",
+            f"## 2. S3 requests per tool cycle (moto server on loopback, {rq['cycles']}-cycle invocation)",
+            "",
+            "| variant | per tool cycle (steady state) | per invocation, fixed | constructing on a new session | ms / cycle on moto |",
+            "|---|---|---|---|---|",
+        ]
+        for row in rq["rows"]:
+            lines.append(
+                f"| {row['variant']} | {_fmt_ops(row['per_cycle'])} | {_fmt_ops(row['invocation_fixed'])} | "
+                f"{_fmt_ops(row['construct_new_session'])} | {row['ms_per_cycle_on_moto']:.2f} |"
+            )
+    rs = results.get("resume")
+    if rs:
+        lines += [
+            "",
+            f"## 3. Resume of a {rs['messages']:,}-message S3 session (moto server on loopback, median of {rs['repeats']})",
+            "",
+            "Timed: build the session manager and the agent with the same ids (this loads the session) "
+            "+ one invocation that ends the turn.",
+            "",
+            "| variant | median total (ms) | construct (ms) | invoke (ms) | messages loaded | requests |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in rs["rows"]:
+            lines.append(
+                f"| {row['variant']} | {row['median_total_s'] * 1000:.1f} | {row['median_construct_s'] * 1000:.1f} | "
+                f"{row['median_invoke_s'] * 1000:.1f} | {row['messages_loaded']} | {_fmt_ops(row['requests'])} |"
+            )
+        lines += [
+            "",
+            "| ratio (elsai / strands, median total) | value |",
+            "|---|---|",
+        ]
+        for key, value in rs["ratios"].items():
+            lines.append(f"| {key} | {value:.2f} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def environment() -> dict[str, Any]:
+    from importlib.metadata import version
+
+    try:
+        commit = subprocess.run(
+            ["git", "-C", os.path.dirname(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", os.path.dirname(HERE), "status", "--porcelain", "--", "elsai"], capture_output=True, text=True
+        ).stdout.strip()
+        commit = commit + ("+uncommitted changes in elsai/" if dirty else "")
+    except Exception:
+        commit = "unknown"
+    return {
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "elsai_commit": commit,
+        "strands_version": version("strands-agents"),
+        "moto_version": version("moto"),
+        "boto3_version": version("boto3"),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="small N, 2 repeats: a smoke test, not a measurement")
+    parser.add_argument("--cycles", type=int, default=200, help="tool cycles in the file-overhead benchmark")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--s3-cycles", type=int, default=60)
+    parser.add_argument("--resume-messages", type=int, default=1000)
+    parser.add_argument("--only", choices=["overhead", "s3", "resume"], action="append")
+    parser.add_argument("--disk-dir", default=None, help="directory on a real disk (default: system temp dir)")
+    parser.add_argument("--tmpfs-dir", default="/dev/shm", help="directory on tmpfs; skipped if missing")
+    parser.add_argument("--out", default=RESULTS_DIR)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.cycles, args.repeats, args.s3_cycles, args.resume_messages = 30, 2, 30, 200
+    only = set(args.only or ["overhead", "s3", "resume"])
+
+    started = time.perf_counter()
+    results: dict[str, Any] = {"environment": environment(), "arguments": vars(args)}
+    disk = args.disk_dir or tempfile.gettempdir()
+    locations = {"disk": disk}
+    if args.tmpfs_dir and os.path.isdir(args.tmpfs_dir):
+        locations["tmpfs"] = args.tmpfs_dir
+
+    if "overhead" in only:
+        log(f"1/3 per-cycle overhead on files: {args.cycles} cycles x {args.repeats} repeats, {list(locations)}")
+        results["overhead"] = bench_overhead(args.cycles, args.repeats, locations)
+
+    if only & {"s3", "resume"}:
+        server = s3env.MotoServer().start()
+        s3env.configure_environment(server.endpoint)
+        counter = s3env.RequestCounter()
+        counter.install()
+        try:
+            if "s3" in only:
+                log(f"2/3 S3 requests per tool cycle: {args.s3_cycles} cycles, moto at {server.endpoint}")
+                s3env.create_bucket(s3env.admin_client(), "requests")
+                results["s3_requests"] = bench_s3_requests(counter, "requests", args.s3_cycles)
+            if "resume" in only:
+                log(f"3/3 resume of a {args.resume_messages}-message S3 session x {args.repeats} repeats")
+                scratch = locations.get("tmpfs", disk)
+                results["resume"] = bench_resume(counter, args.resume_messages, args.repeats, scratch)
+        finally:
+            counter.uninstall()
+            server.stop()
+
+    results["duration_s"] = time.perf_counter() - started
+    results["verdicts"] = verdicts(results)
+    text = markdown(results)
+    print(text)
+    os.makedirs(args.out, exist_ok=True)
+    suffix = "-quick" if args.quick else ""
+    with open(os.path.join(args.out, f"latest{suffix}.json"), "w") as f:
+        json.dump(results, f, indent=1, default=str)
+    with open(os.path.join(args.out, "README.md" if not suffix else "latest-quick.md"), "w") as f:
+        f.write(text)
+    log(f"wrote {args.out}/latest{suffix}.json and the markdown summary ({results['duration_s']:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

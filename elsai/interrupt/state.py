@@ -1,0 +1,79 @@
+"""InterruptState: pending interrupts, their answers, and results of tools that finished.
+
+Persisted in agent.json, so a rebuilt agent (new process, same ids) can be resumed with
+responses days later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from elsai.interrupt.model import Interrupt, InterruptError, InterruptSignal
+from elsai.types import ContentBlock, ToolResult
+
+
+class InterruptState:
+    def __init__(self) -> None:
+        self.pending: dict[str, Interrupt] = {}
+        self.responses: dict[str, Any] = {}
+        #: Results of tools in the interrupted batch that completed (not re-run on resume).
+        self.completed: dict[str, ToolResult] = {}
+
+    @property
+    def active(self) -> bool:
+        return bool(self.pending)
+
+    def raise_or_answer(self, interrupt: Interrupt) -> Any:
+        """The response for `interrupt` if one was given; otherwise pause the tool."""
+        if interrupt.id in self.responses:
+            return self.responses[interrupt.id]
+        raise InterruptSignal(interrupt)
+
+    def accept_responses(self, content: list[ContentBlock]) -> None:
+        """Take `interruptResponse` blocks; anything else while interrupts are pending is an error."""
+        answers: dict[str, Any] = {}
+        for block in content:
+            response = block.get("interruptResponse")  # type: ignore[misc]
+            if not isinstance(response, dict) or "interruptId" not in response:
+                raise InterruptError(
+                    "this agent is waiting for interrupt responses; invoke it with "
+                    '[{"interruptResponse": {"interruptId": ..., "response": ...}}] for each of: '
+                    + ", ".join(f"{i.id} ({i.name})" for i in self.pending.values())
+                )
+            answers[response["interruptId"]] = response.get("response")
+        unknown = set(answers) - set(self.pending)
+        if unknown:
+            raise InterruptError(f"unknown interrupt id(s): {', '.join(sorted(unknown))}")
+        missing = set(self.pending) - set(answers)
+        if missing:
+            raise InterruptError(
+                "all pending interrupts must be answered together; missing: "
+                + ", ".join(f"{self.pending[i].id} ({self.pending[i].name})" for i in sorted(missing))
+            )
+        self.responses.update(answers)
+
+    def clear(self) -> None:
+        self.pending.clear()
+        self.responses.clear()
+        self.completed.clear()
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.pending and not self.responses:
+            return {}
+        return {
+            "pending": [i.to_dict() for i in self.pending.values()],
+            "responses": dict(self.responses),
+            "completed": dict(self.completed),
+        }
+
+    def restore(self, data: dict[str, Any] | None) -> None:
+        self.clear()
+        data = data or {}
+        for item in data.get("pending", []):
+            interrupt = Interrupt.from_dict(item)
+            self.pending[interrupt.id] = interrupt
+        self.responses.update(data.get("responses", {}))
+        self.completed.update(data.get("completed", {}))
+
+
+__all__ = ["InterruptState", "InterruptError"]

@@ -1,0 +1,83 @@
+"""Agent slice Lambda: one Step Functions task = one slice of a durable agent job.
+
+Input (from the state machine): ids only, never the transcript. Output: a small status the
+state machine branches on ("completed" | "continue" | "interrupted"). A crash or hard timeout
+just fails this invocation; Step Functions retries it and the checkpoint resumes the agent.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from elsai.serverless import SliceRequest, load_factory, park_task_token, run_slice
+from elsai.session import S3SessionManager
+
+logger = Logger()
+metrics = Metrics()
+tracer = Tracer()
+
+SAFETY_MARGIN_MS = int(os.environ.get("ELSAI_SLICE_SAFETY_MARGIN_MS", "60000"))
+
+
+def _bucket() -> str:
+    bucket = os.environ.get("ELSAI_SESSIONS_BUCKET")
+    if not bucket:
+        raise RuntimeError("ELSAI_SESSIONS_BUCKET is not set")
+    return bucket
+
+
+@tracer.capture_method
+def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = SliceRequest.model_validate(event)
+    logger.append_keys(
+        execution_id=request.execution_id, job_id=request.job_id, session_id=request.session_id, agent_id=request.agent_id
+    )
+    factory = load_factory(os.environ.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent"))
+    manager = S3SessionManager(session_id=request.session_id, bucket=_bucket())
+    result = run_slice(
+        request,
+        session_manager=manager,
+        factory=factory,
+        remaining_ms=context.get_remaining_time_in_millis,
+        safety_margin_ms=SAFETY_MARGIN_MS,
+    )
+    metrics.add_metric(name="Slices", unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name="Cycles", unit=MetricUnit.Count, value=result.cycles)
+    if result.resumed_from_checkpoint:
+        metrics.add_metric(name="Resumes", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=f"ResumedFrom_{result.resume_position}", unit=MetricUnit.Count, value=1)
+    logger.info(
+        "slice finished",
+        extra={
+            "status": result.status,
+            "stop_reason": result.stop_reason,
+            "slice": result.slice,
+            "resumed_from_checkpoint": result.resumed_from_checkpoint,
+            "resume_position": result.resume_position,
+        },
+    )
+    return result.model_dump()
+
+
+@tracer.capture_method
+def _park(event: dict[str, Any]) -> dict[str, Any]:
+    job_id, session_id = event["job_id"], event["session_id"]
+    logger.append_keys(job_id=job_id, session_id=session_id)
+    manager = S3SessionManager(session_id=session_id, bucket=_bucket())
+    park_task_token(manager, job_id, event["task_token"], event.get("interrupts"))
+    logger.info("job waiting for interrupt responses")
+    return {"parked": True}
+
+
+@logger.inject_lambda_context(log_event=False)
+@metrics.log_metrics
+@tracer.capture_lambda_handler
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("action") == "park":
+        return _park(event)
+    return _run(event, context)

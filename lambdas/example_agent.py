@@ -1,0 +1,77 @@
+"""The example agent the stack deploys by default: an order-fulfilment worker.
+
+`build_agent(config)` is the factory contract: the runtime passes an AgentConfig carrying the
+S3 session and checkpoint settings; the factory adds model, tools and prompt. With
+ELSAI_MODEL=scripted (the default offline) a scripted model plays the LLM; with
+ELSAI_MODEL=bedrock the agent uses Amazon Bedrock.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+from elsai import Agent, tool
+from elsai.agent import AgentConfig
+from elsai.models.base import ModelRequest
+from elsai.tools import ToolContext
+from elsai.types import tool_results
+
+SYSTEM_PROMPT = "You fulfil orders. Call process_order once per order id, then summarise what you did."
+
+
+@tool
+def process_order(order_id: str, ctx: ToolContext) -> str:
+    """Process one order by id. Idempotent: re-running it for the same call changes nothing.
+
+    Args:
+        order_id: The order to process.
+    """
+    delay = float(os.environ.get("ELSAI_EXAMPLE_TOOL_SECONDS", "0"))
+    if delay:
+        time.sleep(delay)
+    return f"Processed order {order_id} (confirmation {ctx.idempotency_key[:8]})"
+
+
+def _orders_in(prompt: str) -> list[str]:
+    return re.findall(r"\d+", prompt) or ["1"]
+
+
+def scripted_turn(request: ModelRequest) -> dict[str, Any] | str:
+    """A deterministic stand-in for the LLM: one process_order call per order, then a summary."""
+    first_text = next(b["text"] for m in request.messages if m["role"] == "user" for b in m["content"] if "text" in b)
+    orders = _orders_in(first_text)
+    done = sum(len(tool_results(m)) for m in request.messages if m["role"] == "user")
+    if done < len(orders):
+        order = orders[done]
+        return {
+            "role": "assistant",
+            "content": [
+                {"text": f"Processing order {order}."},
+                {"toolUse": {"toolUseId": f"order-{order}-{done}", "name": "process_order", "input": {"order_id": order}}},
+            ],
+        }
+    return f"All {len(orders)} orders processed: {', '.join(orders)}."
+
+
+class _ScriptedLLM:
+    """Builds a scripted model whose every call is answered by `scripted_turn`."""
+
+    @staticmethod
+    def build() -> Any:
+        from elsai.models import ScriptedModel
+
+        return ScriptedModel([scripted_turn] * 10_000, record=False)
+
+
+def build_agent(config: AgentConfig) -> Agent:
+    if os.environ.get("ELSAI_MODEL", "scripted") == "bedrock":
+        from elsai.models import BedrockModel
+
+        model_id = os.environ.get("ELSAI_MODEL_ID")
+        model: Any = BedrockModel(model_id=model_id) if model_id else BedrockModel()
+    else:
+        model = _ScriptedLLM.build()
+    return Agent(model=model, tools=[process_order], system_prompt=SYSTEM_PROMPT, config=config)

@@ -1,0 +1,104 @@
+"""One invocation of 10,000 tool cycles: flat stack, flat memory, reasonable time."""
+
+from __future__ import annotations
+
+import sys
+import time
+import tracemalloc
+from typing import Any
+
+from core_helpers import assert_valid_transcript
+
+from elsai import Agent, tool
+from elsai.conversation import SlidingWindowConversationManager
+from elsai.models import ScriptedModel
+
+CYCLES = 10_000
+EARLY, LATE = 2_000, CYCLES - 1
+
+
+def frame_depth() -> int:
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return depth
+
+
+def test_ten_thousand_cycles_run_with_a_flat_stack_and_flat_memory() -> None:
+    depths: list[int] = []
+    memory: dict[int, int] = {}
+
+    @tool
+    async def tick(i: int) -> int:
+        """A trivial tool. Async, so it runs on the loop's own stack."""
+        depths.append(frame_depth())
+        if i in (EARLY, LATE):
+            memory[i] = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+        return i
+
+    script: list[Any] = [
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": f"t{i}", "name": "tick", "input": {"i": i}}}]}
+        for i in range(CYCLES)
+    ]
+    script.append("all ticks done")
+    model = ScriptedModel(script, record=False)
+    agent = Agent(model=model, tools=[tick])
+    assert isinstance(agent.conversation_manager, SlidingWindowConversationManager)
+
+    tracemalloc.start()
+    try:
+        started = time.perf_counter()
+        result = agent("tick 10,000 times")
+        elapsed = time.perf_counter() - started
+        peak_after_early = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+    assert str(result) == "all ticks done"
+    assert result.stop_reason == "end_turn"
+    assert result.metrics.cycles == CYCLES + 1
+    assert result.metrics.tool_calls == CYCLES
+    assert result.metrics.model_calls == CYCLES + 1
+    assert model.requests == []  # record=False keeps nothing
+
+    # No recursion: the tool's stack is exactly as deep in the last cycle as in the first.
+    assert len(depths) == CYCLES
+    assert min(depths) == max(depths), (min(depths), max(depths))
+    assert max(depths) < 100
+
+    # Flat memory: what is alive after cycle 10,000 is what was alive after cycle 2,000,
+    # and no moment in between needed much more.
+    growth = memory[LATE] - memory[EARLY]
+    assert growth < 64 * 1024, f"memory grew by {growth} bytes between cycle {EARLY} and {LATE}"
+    assert peak_after_early - memory[EARLY] < 512 * 1024, (peak_after_early, memory[EARLY])
+
+    assert len(agent.messages) <= agent.conversation_manager.window_size
+    assert_valid_transcript(agent.messages)
+
+    print(
+        f"\n10k cycles: {elapsed:.2f}s (with tracemalloc), stack depth {max(depths)}, "
+        f"memory after {EARLY}: {memory[EARLY] / 1024:.0f} KiB, after {LATE}: {memory[LATE] / 1024:.0f} KiB, "
+        f"growth {growth} B, peak {peak_after_early / 1024:.0f} KiB"
+    )
+    assert elapsed < 60
+
+
+def test_ten_thousand_cycles_with_a_sync_tool_finish_quickly() -> None:
+    @tool
+    def noop(i: int) -> str:
+        """Does nothing, in a worker thread."""
+        return "ok"
+
+    script: list[Any] = [
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": f"n{i}", "name": "noop", "input": {"i": i}}}]}
+        for i in range(CYCLES)
+    ]
+    agent = Agent(model=ScriptedModel([*script, "done"], record=False), tools=[noop])
+    started = time.perf_counter()
+    result = agent("go")
+    elapsed = time.perf_counter() - started
+    print(f"\n10k cycles, sync tool, no tracing: {elapsed:.2f}s")
+    assert result.metrics.cycles == CYCLES + 1
+    assert elapsed < 60

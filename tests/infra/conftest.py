@@ -1,0 +1,42 @@
+"""Shared fixtures for the infra tests: the stack is synthesized once per session."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:  # `infra` is a top-level package beside `elsai`
+    sys.path.insert(0, str(REPO_ROOT))
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+pytest.importorskip("aws_cdk", reason="aws-cdk-lib not installed (dev extra)")
+pytest.importorskip("cdk_nag", reason="cdk-nag not installed (dev extra)")
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """App + stack + template, synthesized with cdk-nag active (raises on any finding)."""
+    from infra.app import build_app
+
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    app, stack = build_app(outdir=str(outdir))
+    assembly = app.synth()
+    template = dict(assembly.get_stack_by_name(stack.stack_name).template)
+    return {"app": app, "stack": stack, "template": template, "outdir": outdir}
+
+
+@pytest.fixture(scope="session")
+def template_dict(synthesized: dict[str, Any]) -> dict[str, Any]:
+    return synthesized["template"]
+
+
+@pytest.fixture(scope="session")
+def template(template_dict: dict[str, Any]) -> Any:
+    from aws_cdk.assertions import Template
+
+    return Template.from_json(template_dict)

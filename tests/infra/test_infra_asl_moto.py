@@ -1,0 +1,198 @@
+"""The synthesized ASL really runs: moto's Step Functions engine executes it.
+
+The agent Lambda is replaced by small scripted stubs (the real handlers are tested
+elsewhere); these tests pin the state machine's own behaviour: routing, data flow,
+retries, the non-retried conflict error, the slice budget and the task-token wait.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+boto3 = pytest.importorskip("boto3")
+moto = pytest.importorskip("moto")
+
+from moto import mock_aws  # noqa: E402
+from moto.awslambda_simple.models import LambdaSimpleBackend  # noqa: E402
+
+from infra.synth import state_machine_definition  # noqa: E402
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+AGENT_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:elsai-agent"
+
+Stub = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class FunctionError(Exception):
+    """Raised by a stub: becomes a Lambda function error named ``error_type``."""
+
+    def __init__(self, error_type: str, message: str = "boom") -> None:
+        super().__init__(message)
+        self.error_type = error_type
+
+
+class Harness:
+    """moto state machine from the synthesized template, with a scripted agent Lambda."""
+
+    def __init__(self, sfn: Any, machine_arn: str) -> None:
+        self.sfn = sfn
+        self.machine_arn = machine_arn
+        self.calls: list[dict[str, Any]] = []
+        self.script: Stub = lambda event: {"status": "completed"}
+        self.parked: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+
+    def invoke(self, body: Any, response_headers: dict[str, str]) -> bytes:
+        event = json.loads(body)
+        with self.lock:
+            self.calls.append(event)
+        if event["action"] == "park":
+            self.parked.append(event)
+            return b"{}"
+        try:
+            result = self.script(event)
+        except FunctionError as exc:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps({"errorType": exc.error_type, "errorMessage": str(exc)}).encode()
+        return json.dumps(result).encode()
+
+    def start(self, **job_input: Any) -> str:
+        payload = {"session_id": "s1", "agent_id": "a1", "prompt": "hi", **job_input}
+        return str(self.sfn.start_execution(
+            stateMachineArn=self.machine_arn, name=f"job-{len(self.calls)}-{time.time_ns()}",
+            input=json.dumps(payload),
+        )["executionArn"])  # fmt: skip
+
+    def wait(self, execution_arn: str, *, until: Callable[[], bool] | None = None) -> dict[str, Any]:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if until is not None and until():
+                return {}
+            desc = self.sfn.describe_execution(executionArn=execution_arn)
+            if desc["status"] != "RUNNING":
+                return dict(desc)
+            time.sleep(0.05)
+        raise AssertionError("execution did not finish in 30 s")
+
+    def run_slices(self) -> list[dict[str, Any]]:
+        return [c for c in self.calls if c["action"] == "run_slice"]
+
+
+def _fast_retries(definition: dict[str, Any]) -> dict[str, Any]:
+    """Same Retry shape, shorter waits: only the timing knobs change."""
+    for state in definition["States"].values():
+        for retrier in state.get("Retry", []):
+            if "IntervalSeconds" in retrier:
+                retrier["IntervalSeconds"] = 1
+                retrier["BackoffRate"] = 1.0
+                retrier["MaxDelaySeconds"] = 1
+    return definition
+
+
+@pytest.fixture
+def harness(template_dict: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+    definition = _fast_retries(state_machine_definition(template_dict, {"AgentFunction": AGENT_ARN}))
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    config = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
+    with mock_aws(config=config):
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        machine = sfn.create_state_machine(
+            name="ElsaiStack-jobs", definition=json.dumps(definition),
+            roleArn=f"arn:aws:iam::{ACCOUNT}:role/sfn", type="STANDARD",
+        )  # fmt: skip
+        h = Harness(sfn, machine["stateMachineArn"])
+
+        def invoke(_self: Any, function_name: str, qualifier: Any, body: Any, headers: Any,
+                   response_headers: dict[str, str]) -> bytes:  # fmt: skip
+            return h.invoke(body, response_headers)
+
+        monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
+        yield h
+
+
+def test_continue_then_complete_passes_ids_and_nulls(harness: Harness) -> None:
+    statuses = iter(["continue", "continue", "completed"])
+    harness.script = lambda e: {"status": next(statuses), "text": "done", "cycles": 3}
+    desc = harness.wait(harness.start())
+    assert desc["status"] == "SUCCEEDED"
+    assert json.loads(desc["output"]) == {"status": "completed", "text": "done", "cycles": 3}
+    slices = harness.run_slices()
+    assert [c["slice"] for c in slices] == [0, 1, 2]
+    assert slices[0]["prompt"] == "hi" and slices[0]["interrupt_responses"] is None
+    assert all(c["prompt"] is None and c["interrupt_responses"] is None for c in slices[1:])
+    job_id = desc["executionArn"].rsplit(":", 1)[1]
+    for c in slices:
+        assert (c["job_id"], c["session_id"], c["agent_id"]) == (job_id, "s1", "a1")
+        assert c["execution_id"] == desc["executionArn"]
+
+
+def test_interrupt_waits_for_token_and_resumes_with_responses(harness: Harness) -> None:
+    statuses = iter(["interrupted", "completed"])
+    harness.script = lambda e: {"status": next(statuses), "interrupts": [{"id": "i1"}]}
+    arn = harness.start()
+    harness.wait(arn, until=lambda: bool(harness.parked))
+    park = harness.parked[0]
+    assert park["interrupts"] == [{"id": "i1"}] and park["task_token"]
+    assert park["job_id"] == arn.rsplit(":", 1)[1]
+    harness.sfn.send_task_success(
+        taskToken=park["task_token"], output=json.dumps({"interrupt_responses": [{"ok": True}]})
+    )
+    desc = harness.wait(arn)
+    assert desc["status"] == "SUCCEEDED", desc
+    second = harness.run_slices()[1]
+    assert second["interrupt_responses"] == [{"ok": True}]
+    assert second["prompt"] is None and second["slice"] == 1
+
+
+def test_transient_failures_are_retried_then_resume(harness: Harness) -> None:
+    failures = ["Lambda.Unknown", "Sandbox.Timedout"]
+
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        if failures:
+            raise FunctionError(failures.pop(0))
+        return {"status": "completed", "resumed_from_checkpoint": True}
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert desc["status"] == "SUCCEEDED"
+    slices = harness.run_slices()
+    assert len(slices) == 3 and {c["slice"] for c in slices} == {0}  # same slice retried
+
+
+def test_retries_are_bounded_and_fail_with_the_real_cause(harness: Harness) -> None:
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        raise FunctionError("ModelThrottled", "still throttled")
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert desc["status"] == "FAILED"
+    assert desc["error"] == "ModelThrottled"
+    assert "still throttled" in desc["cause"]
+    assert len(harness.run_slices()) == 1 + 5  # first try + MaxAttempts
+
+
+def test_session_conflict_is_not_retried(harness: Harness) -> None:
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        raise FunctionError("SessionConflictError", "another writer holds session s1")
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert desc["status"] == "FAILED"
+    assert desc["error"] == "SessionConflictError"
+    assert "another writer" in desc["cause"]
+    assert len(harness.run_slices()) == 1
+
+
+def test_unknown_status_fails_clearly(harness: Harness) -> None:
+    harness.script = lambda e: {"status": "weird"}
+    desc = harness.wait(harness.start())
+    assert (desc["status"], desc["error"]) == ("FAILED", "UnknownSliceStatus")
