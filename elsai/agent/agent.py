@@ -161,6 +161,19 @@ class Agent:
         finally:
             self._lock.release()
 
+    def as_tool(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        *,
+        preserve_context: bool = True,
+        mode: str | None = None,
+    ) -> Any:
+        """This agent as a tool for another agent (see elsai.agent.as_tool for the modes)."""
+        from elsai.agent.as_tool import agent_as_tool
+
+        return agent_as_tool(self, name, description, preserve_context=preserve_context, mode=mode)  # type: ignore[arg-type]
+
     async def _append_message(
         self, message: Message, persistence: LoopPersistence, *, invocation_id: str | None = None
     ) -> AsyncIterator[StreamEvent]:

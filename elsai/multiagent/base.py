@@ -1,0 +1,169 @@
+"""What every orchestrator shares: statuses, per-node results, and the invoke interface.
+
+A Graph or a Swarm is a `MultiAgentBase`: `orchestrator(task)` runs it synchronously,
+`await orchestrator.invoke_async(task)` inside an event loop. A Graph may be a node of
+another Graph, because both kinds of node are invoked the same way.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import concurrent.futures
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from elsai.agent.result import AgentResult, InvocationMetrics
+from elsai.types import ContentBlock, StopReason, Usage, empty_usage, text_of
+
+#: What an orchestrator is asked to do: text, or Converse content blocks.
+Task = str | list[ContentBlock]
+
+_USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
+
+
+class Status(StrEnum):
+    """Status of a node or of a whole run. Compares equal to its string value."""
+
+    PENDING = "pending"
+    EXECUTING = "executing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    PAUSED = "paused"
+
+
+def add_usage(total: Usage, usage: dict[str, Any] | Usage) -> None:
+    """Add token counts of `usage` into `total`, in place."""
+    for key in _USAGE_KEYS:
+        value = usage.get(key)
+        if isinstance(value, int):
+            total[key] = total.get(key, 0) + value  # type: ignore[literal-required]
+
+
+def empty_metrics() -> dict[str, float]:
+    return {"latency_ms": 0.0, "cycles": 0, "model_calls": 0, "tool_calls": 0}
+
+
+def add_metrics(total: dict[str, float], metrics: dict[str, float]) -> None:
+    for key in ("latency_ms", "cycles", "model_calls", "tool_calls"):
+        total[key] = total.get(key, 0) + metrics.get(key, 0)
+    total["latency_ms"] = round(total["latency_ms"], 3)
+
+
+@dataclass
+class NodeResult:
+    """One execution of one node.
+
+    `result` is the node's own result: an `AgentResult` for an Agent node, a nested
+    `GraphResult` for a Graph node. A node that finished in an earlier process (read back
+    from multi_agent.json) has `restored=True` and an `AgentResult` rebuilt from the stored
+    text, stop reason and usage.
+    """
+
+    result: AgentResult | MultiAgentResult | None
+    status: Status
+    #: Wall-clock seconds this execution took (in the process that ran it).
+    execution_time: float = 0.0
+    #: Why the node failed ("RuntimeError: ..." or a timeout message); None otherwise.
+    error: str | None = None
+    usage: Usage = field(default_factory=empty_usage)
+    metrics: dict[str, float] = field(default_factory=empty_metrics)
+    #: True if the node's agent acted on its own checkpoint bookmark during this execution.
+    resumed_from_checkpoint: bool = False
+    #: True if this result was read back from multi_agent.json instead of being produced now.
+    restored: bool = False
+    #: The exception a failed node raised (not persisted).
+    exception: BaseException | None = None
+
+    @property
+    def text(self) -> str:
+        return self.result.text if self.result is not None else ""
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        if isinstance(self.result, AgentResult):
+            return self.result.stop_reason
+        return None
+
+    @property
+    def interrupts(self) -> list[Any]:
+        if self.result is None:
+            return []
+        return list(self.result.interrupts)
+
+
+@dataclass
+class MultiAgentResult:
+    """Common shape of GraphResult and SwarmResult."""
+
+    status: Status
+    #: Latest execution of each node that ran in this run, by node name.
+    results: dict[str, NodeResult] = field(default_factory=dict)
+    accumulated_usage: Usage = field(default_factory=empty_usage)
+    accumulated_metrics: dict[str, float] = field(default_factory=empty_metrics)
+    #: Node executions in this run (across processes when the run was resumed).
+    execution_count: int = 0
+    #: Wall-clock seconds of this call.
+    execution_time: float = 0.0
+    #: Why the run failed, or None.
+    error: str | None = None
+    #: Pending interrupts of interrupted nodes (answer them by invoking again).
+    interrupts: list[Any] = field(default_factory=list)
+    #: True if this call continued a run stored in multi_agent.json.
+    resumed: bool = False
+
+    @property
+    def text(self) -> str:
+        return ""
+
+    @property
+    def resumed_from_checkpoint(self) -> bool:
+        return any(r.resumed_from_checkpoint for r in self.results.values())
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def restored_agent_result(text: str, stop_reason: str | None, usage: dict[str, Any]) -> AgentResult:
+    """An AgentResult standing in for a node result read back from multi_agent.json."""
+    metrics = InvocationMetrics()
+    metrics.add_usage(usage)  # type: ignore[arg-type]
+    message = {"role": "assistant", "content": [{"text": text}]} if text else None
+    return AgentResult(message=message, stop_reason=stop_reason or "end_turn", metrics=metrics)  # type: ignore[arg-type]
+
+
+def task_text(task: Task) -> str:
+    """The text of a task (content blocks: their text blocks joined)."""
+    if isinstance(task, str):
+        return task
+    return text_of({"role": "user", "content": list(task)})
+
+
+def compose_input(preamble: str, task: Task) -> Task:
+    """A node input: `preamble` text, keeping non-text blocks of a block task."""
+    if isinstance(task, str):
+        return preamble
+    return [{"text": preamble}, *[b for b in task if "text" not in b]]
+
+
+class MultiAgentBase(abc.ABC):
+    """An orchestrator of agents. Runs are not re-entrant: one invocation at a time."""
+
+    id: str
+
+    def __call__(self, task: Task, **kwargs: Any) -> MultiAgentResult:
+        """Run synchronously (works inside a running event loop too, on a worker thread)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.invoke_async(task, **kwargs))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(asyncio.run, self.invoke_async(task, **kwargs)).result()
+
+    @abc.abstractmethod
+    async def invoke_async(
+        self, task: Task, *, invocation_state: dict[str, Any] | None = None, **kwargs: Any
+    ) -> MultiAgentResult:
+        """Run (or continue) the orchestration for `task`."""
