@@ -40,3 +40,21 @@ def template(template_dict: dict[str, Any]) -> Any:
     from aws_cdk.assertions import Template
 
     return Template.from_json(template_dict)
+
+
+# Non-default knobs: proves cdk.json/-c context reaches the constructs, and gives the
+# moto tests a tiny slice budget and interrupt wait.
+CUSTOM_CONTEXT: dict[str, Any] = {
+    "maxSlices": 3,
+    "interruptWaitSeconds": 2,
+    "functionTimeoutSeconds": "300",  # CLI -c values arrive as strings
+    "modelId": "amazon.nova-pro-v1:0",
+    "stackName": "ElsaiCustom",
+}
+
+
+@pytest.fixture(scope="session")
+def custom_template_dict() -> dict[str, Any]:
+    from infra.synth import synth_template
+
+    return synth_template(CUSTOM_CONTEXT)

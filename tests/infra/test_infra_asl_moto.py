@@ -7,6 +7,7 @@ retries, the non-retried conflict error, the slice budget and the task-token wai
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -96,14 +97,15 @@ def _fast_retries(definition: dict[str, Any]) -> dict[str, Any]:
     return definition
 
 
-@pytest.fixture
-def harness(template_dict: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    definition = _fast_retries(state_machine_definition(template_dict, {"AgentFunction": AGENT_ARN}))
+@contextlib.contextmanager
+def running(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+    """A moto account whose state machine is the template's, agent Lambda scripted."""
+    definition = _fast_retries(state_machine_definition(template, {"AgentFunction": AGENT_ARN}))
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     config = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
-    with mock_aws(config=config):
+    with mock_aws(config=config):  # type: ignore[arg-type]
         sfn = boto3.client("stepfunctions", region_name=REGION)
         machine = sfn.create_state_machine(
             name="ElsaiStack-jobs", definition=json.dumps(definition),
@@ -116,6 +118,21 @@ def harness(template_dict: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> I
             return h.invoke(body, response_headers)
 
         monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
+        yield h
+
+
+@pytest.fixture
+def harness(template_dict: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+    with running(template_dict, monkeypatch) as h:
+        yield h
+
+
+@pytest.fixture
+def custom_harness(
+    custom_template_dict: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Harness]:
+    """maxSlices=3, interruptWaitSeconds=2 (see conftest.CUSTOM_CONTEXT)."""
+    with running(custom_template_dict, monkeypatch) as h:
         yield h
 
 
@@ -196,3 +213,29 @@ def test_unknown_status_fails_clearly(harness: Harness) -> None:
     harness.script = lambda e: {"status": "weird"}
     desc = harness.wait(harness.start())
     assert (desc["status"], desc["error"]) == ("FAILED", "UnknownSliceStatus")
+
+
+def test_slice_budget_ends_the_job(custom_harness: Harness) -> None:
+    custom_harness.script = lambda e: {"status": "continue"}
+    desc = custom_harness.wait(custom_harness.start())
+    assert (desc["status"], desc["error"]) == ("FAILED", "SliceBudgetExhausted")
+    assert [c["slice"] for c in custom_harness.run_slices()] == [0, 1, 2]
+
+
+def test_unanswered_interrupt_times_out_into_failure(custom_harness: Harness) -> None:
+    custom_harness.script = lambda e: {"status": "interrupted", "interrupts": []}
+    desc = custom_harness.wait(custom_harness.start())
+    assert (desc["status"], desc["error"]) == ("FAILED", "States.Timeout")
+    assert len(custom_harness.parked) == 1  # a timeout is not retried
+
+
+def test_send_task_failure_from_the_api_fails_the_job(harness: Harness) -> None:
+    harness.script = lambda e: {"status": "interrupted", "interrupts": [{"id": "i1"}]}
+    arn = harness.start()
+    harness.wait(arn, until=lambda: bool(harness.parked))
+    harness.sfn.send_task_failure(
+        taskToken=harness.parked[0]["task_token"], error="InterruptRejected", cause="user said no"
+    )
+    desc = harness.wait(arn)
+    assert (desc["status"], desc["error"], desc["cause"]) == ("FAILED", "InterruptRejected", "user said no")
+    assert len(harness.parked) == 1

@@ -1,0 +1,34 @@
+"""The `elsai` command. Each subcommand group lives in its own module and registers itself."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="elsai", description="Durable agents: inspect sessions, run jobs locally.")
+    groups = parser.add_subparsers(dest="group", metavar="COMMAND")
+    groups.required = True
+    from elsai.cli import local, sessions
+
+    sessions.register(groups)
+    local.register(groups)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # one clear line, non-zero exit; tracebacks are for bugs
+        print(f"elsai: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

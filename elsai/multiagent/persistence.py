@@ -1,0 +1,225 @@
+"""multi_agent.json: the orchestrator cursor of a Graph or Swarm run.
+
+It answers "which node runs next", never "where inside a node" (each node agent's own
+checkpoint.json answers that). It is small: per node only the final text, stop reason and
+usage are kept, never transcripts.
+
+Writes go through `SessionManager.write_multi_agent`, a conditional replace on the version
+this process last read or wrote: a second writer fails with `SessionConflictError` instead
+of silently clobbering the cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from elsai.checkpoint.model import utc_now
+from elsai.multiagent.base import NodeResult, Status, Task, restored_agent_result
+from elsai.session.records import SessionCorruptError
+
+if TYPE_CHECKING:
+    from elsai.session.manager import SessionManager
+
+MULTI_AGENT_SCHEMA_VERSION = "1.0"
+R = TypeVar("R", bound="CursorRecord")
+
+
+class NodeRecord(BaseModel):
+    """The small, durable summary of a node's latest execution."""
+
+    model_config = ConfigDict(extra="allow")
+    status: Status
+    text: str = ""
+    stop_reason: str | None = None
+    usage: dict[str, int] = Field(default_factory=dict)
+    execution_time: float = 0.0
+    resumed_from_checkpoint: bool = False
+    error: str | None = None
+    interrupts: list[dict[str, Any]] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, result: NodeResult) -> NodeRecord:
+        return cls(
+            status=result.status,
+            text=result.text,
+            stop_reason=result.stop_reason,
+            usage=dict(result.usage),
+            execution_time=round(result.execution_time, 3),
+            resumed_from_checkpoint=result.resumed_from_checkpoint,
+            error=result.error,
+            interrupts=[interrupt_dict(i) for i in result.interrupts],
+        )
+
+    def to_result(self) -> NodeResult:
+        return NodeResult(
+            result=restored_agent_result(self.text, self.stop_reason, self.usage),
+            status=self.status,
+            execution_time=self.execution_time,
+            error=self.error,
+            usage=dict(self.usage),  # type: ignore[arg-type]
+            resumed_from_checkpoint=self.resumed_from_checkpoint,
+            restored=True,
+        )
+
+
+class CursorRecord(BaseModel):
+    """Fields every orchestrator cursor has."""
+
+    model_config = ConfigDict(extra="allow")
+    schema_version: str = MULTI_AGENT_SCHEMA_VERSION
+    type: str
+    id: str
+    #: Identifies one run; part of every node invocation id, so a new run never collides.
+    run_id: str
+    status: Status
+    task: Any
+    node_results: dict[str, NodeRecord] = Field(default_factory=dict)
+    execution_count: int = 0
+    accumulated_usage: dict[str, int] = Field(default_factory=dict)
+    accumulated_metrics: dict[str, float] = Field(default_factory=dict)
+    error: str | None = None
+    created_at: str = Field(default_factory=utc_now)
+    updated_at: str = Field(default_factory=utc_now)
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_schema(cls, value: str) -> str:
+        if value != MULTI_AGENT_SCHEMA_VERSION:
+            raise ValueError(f"schema_version {value!r} is not supported (this SDK writes {MULTI_AGENT_SCHEMA_VERSION!r})")
+        return value
+
+
+class GraphCursor(CursorRecord):
+    type: Literal["graph"] = "graph"
+    completed_nodes: list[str] = Field(default_factory=list)
+    failed_nodes: list[str] = Field(default_factory=list)
+    interrupted_nodes: list[str] = Field(default_factory=list)
+    #: Nodes to run when the run continues (running, failed, interrupted or paused ones).
+    next_nodes: list[str] = Field(default_factory=list)
+    #: For each next node: the upstream nodes whose outputs form its input ([] = the task).
+    next_inputs: dict[str, list[str]] = Field(default_factory=dict)
+    #: Edges that fired into nodes that have not run since: target -> sources.
+    triggers: dict[str, list[str]] = Field(default_factory=dict)
+    execution_order: list[str] = Field(default_factory=list)
+    #: Completed executions per node (numbers each node invocation id).
+    node_executions: dict[str, int] = Field(default_factory=dict)
+    #: Interrupts answered so far in a node's current execution (numbers resume invocations).
+    interrupt_rounds: dict[str, int] = Field(default_factory=dict)
+
+
+class HandoffRecord(BaseModel):
+    from_node: str
+    to_node: str
+    message: str
+    context: dict[str, Any] = Field(default_factory=dict)
+
+
+class SwarmCursor(CursorRecord):
+    type: Literal["swarm"] = "swarm"
+    current_node: str
+    node_history: list[str] = Field(default_factory=list)
+    handoffs: list[HandoffRecord] = Field(default_factory=list)
+    #: Context handed over so far, by the agent that shared it.
+    shared_context: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    interrupt_rounds: int = 0
+
+
+def interrupt_dict(interrupt: Any) -> dict[str, Any]:
+    """A JSON-ready view of an interrupt object (anything with to_dict, a dict, or attributes)."""
+    if isinstance(interrupt, dict):
+        return dict(interrupt)
+    to_dict = getattr(interrupt, "to_dict", None)
+    if callable(to_dict):
+        data = to_dict()
+        if isinstance(data, dict):
+            return data
+    return {k: getattr(interrupt, k, None) for k in ("id", "name", "reason")}
+
+
+def encode_task(task: Task) -> Any:
+    """JSON-ready task: bytes (images, documents) become {"__bytes__": <base64>}."""
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, bytes | bytearray):
+            return {"__bytes__": base64.b64encode(bytes(value)).decode()}
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(task)
+
+
+def decode_task(value: Any) -> Task:
+    def walk(item: Any) -> Any:
+        if isinstance(item, dict):
+            if len(item) == 1 and "__bytes__" in item:
+                return base64.b64decode(item["__bytes__"])
+            return {k: walk(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        return item
+
+    decoded = walk(value)
+    if not isinstance(decoded, str | list):
+        raise SessionCorruptError(f"multi_agent.json task must be text or content blocks, got {type(decoded).__name__}")
+    return decoded  # type: ignore[return-value]
+
+
+class CursorStore:
+    """Reads and conditionally writes one orchestrator's multi_agent.json (no-op without a manager)."""
+
+    def __init__(self, manager: SessionManager | None, kind: Literal["graph", "swarm"], orchestrator_id: str) -> None:
+        self.manager = manager
+        self.kind = kind
+        self.orchestrator_id = orchestrator_id
+        self.version: str | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return self.manager is not None
+
+    def where(self) -> str:
+        if self.manager is None:
+            return "multi_agent.json"
+        from elsai.session import keys
+
+        return self.manager.storage.describe(keys.multi_agent_key(self.manager.session_id))
+
+    def load(self, cls: type[R]) -> R | None:
+        """The stored cursor (remembering its version), or None if there is none yet."""
+        self.version = None
+        if self.manager is None:
+            return None
+        found = self.manager.read_multi_agent()
+        if found is None:
+            return None
+        data, self.version = found
+        stored_type = data.get("type") if isinstance(data, dict) else None
+        if stored_type != self.kind:
+            raise ValueError(
+                f"{self.where()} holds the cursor of a {stored_type!r} orchestrator, not a {self.kind!r}: "
+                "use a separate session id for each Graph or Swarm"
+            )
+        try:
+            record = cls.model_validate(data)
+        except ValidationError as exc:
+            raise SessionCorruptError(f"corrupt multi-agent state {self.where()}: {exc}") from exc
+        if record.id != self.orchestrator_id:
+            raise ValueError(
+                f"{self.where()} belongs to {self.kind} {record.id!r}, not {self.orchestrator_id!r}: "
+                "use a separate session id for each Graph or Swarm, or the same id to continue its run"
+            )
+        return record
+
+    def save(self, record: CursorRecord) -> None:
+        if self.manager is None:
+            return
+        record.updated_at = utc_now()
+        data = json.loads(record.model_dump_json())
+        self.version = self.manager.write_multi_agent(data, self.version)
