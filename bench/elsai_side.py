@@ -57,6 +57,15 @@ def make_agent(
     )
 
 
+#: The LoopPersistence methods the loop calls on the agent's SessionBinding.
+PERSISTENCE_METHODS = ("begin_invocation", "message_appended", "last_message_replaced", "boundary", "turn_ended")
+
+
+def time_session_layer(agent: Agent, timer: Any) -> Any:
+    """Wrap the agent's persistence binding so `timer` adds up the time spent in it."""
+    return timer.wrap(agent._persistence, PERSISTENCE_METHODS)
+
+
 def invoke(agent: Agent, prompt: str) -> str:
     result = agent(prompt)
     return result.stop_reason

@@ -84,50 +84,124 @@ def profile_file(cycles: int, base: str, position: str | None) -> None:
         shutil.rmtree(storage, ignore_errors=True)
 
 
+class CallTimeline:
+    """Every S3 call made while enabled: (operation, key, start, end, thread), times from t0."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, float, float, str]] = []
+        self.t0 = 0.0
+        self.enabled = False
+
+    def install(self) -> None:
+        import threading
+
+        from botocore.client import BaseClient
+
+        original = BaseClient._make_api_call
+        timeline = self
+
+        def recorded(client: Any, op: str, params: Any) -> Any:
+            if not timeline.enabled:
+                return original(client, op, params)
+            begin = time.perf_counter()
+            try:
+                return original(client, op, params)
+            finally:
+                key = str(params.get("Key") or params.get("Prefix") or "")
+                timeline.calls.append(
+                    (op, key.rsplit("/", 2)[-1] if "/messages/" not in key else "message", begin - timeline.t0,
+                     time.perf_counter() - timeline.t0, threading.current_thread().name)
+                )
+
+        BaseClient._make_api_call = recorded  # type: ignore[method-assign]
+
+    def start(self) -> None:
+        self.calls = []
+        self.t0 = time.perf_counter()
+        self.enabled = True
+
+    def stop(self) -> float:
+        self.enabled = False
+        return time.perf_counter() - self.t0
+
+    def print(self, title: str, marks: dict[str, float]) -> None:
+        print(f"\n=== S3 call timeline: {title} (ms from the start)")
+        for name, at in marks.items():
+            print(f"   mark {name:28s} {at * 1000:8.1f}")
+        groups: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        order: list[tuple[str, str]] = []
+        for op, key, begin, end, _thread in sorted(self.calls, key=lambda c: c[2]):
+            group = (op, key)
+            if group not in groups:
+                groups[group] = []
+                order.append(group)
+            groups[group].append((begin, end))
+        for group in order:
+            spans = groups[group]
+            first, last = min(b for b, _ in spans), max(e for _, e in spans)
+            print(f"   {group[0]:14s} {group[1]:18s} x{len(spans):<5d} {first * 1000:8.1f} -> {last * 1000:8.1f}  "
+                  f"(sum of call times {sum(e - b for b, e in spans) * 1000:.1f})")
+
+
 def profile_resume(messages: int) -> None:
+    from bench import strands_side
+
     server = s3env.MotoServer().start()
     try:
         s3env.configure_environment(server.endpoint)
         admin = s3env.admin_client()
-        s3env.create_bucket(admin, "profile")
         scratch = "/dev/shm" if os.path.isdir("/dev/shm") else tempfile.gettempdir()
-        storage = tempfile.mkdtemp(prefix="profile-build-", dir=scratch)
-        per = 49
-        agent = elsai_side.make_agent(
-            workload.multi_invocation_script(messages // 100, per),
-            session_manager=elsai_side.file_manager("resume", storage),
-            position="both",
-        )
-        for _ in range(messages // 100):
-            elsai_side.invoke(agent, workload.PROMPT)
-        s3env.upload_tree(admin, "profile", storage)
-        shutil.rmtree(storage, ignore_errors=True)
-        snapshot = s3env.BucketSnapshot(admin, "profile")
+        snapshots = {}
+        for side_name, side in (("elsai", elsai_side), ("strands", strands_side)):
+            bucket = f"profile-{side_name}"
+            s3env.create_bucket(admin, bucket)
+            storage = tempfile.mkdtemp(prefix="profile-build-", dir=scratch)
+            kwargs: dict[str, Any] = {"position": "both"} if side_name == "elsai" else {}
+            agent = side.make_agent(
+                workload.multi_invocation_script(messages // 100, 49),
+                session_manager=side.file_manager("resume", storage),
+                **kwargs,
+            )
+            for _ in range(messages // 100):
+                side.invoke(agent, workload.PROMPT)
+            s3env.upload_tree(admin, bucket, storage)
+            shutil.rmtree(storage, ignore_errors=True)
+            snapshots[side_name] = s3env.BucketSnapshot(admin, bucket)
 
-        def resume() -> Any:
-            manager = elsai_side.s3_manager("resume", "profile")
-            a = elsai_side.make_agent([workload.final_response("ok")], session_manager=manager, position="both")
-            elsai_side.invoke(a, "again")
+        timeline = CallTimeline()
+        timeline.install()
 
-        resume()  # warm-up
-        snapshot.restore()
-        t = time.perf_counter()
-        for _ in range(3):
-            resume()
-            snapshot.restore()
-        print(f"\n(unprofiled resume: {(time.perf_counter() - t) / 3 * 1000:.1f} ms incl. restore)")
+        def resume(side_name: str, marks: dict[str, float] | None = None) -> None:
+            side = elsai_side if side_name == "elsai" else strands_side
+            kwargs: dict[str, Any] = {"position": "both"} if side_name == "elsai" else {}
+            t0 = time.perf_counter()
+            manager = side.s3_manager("resume", f"profile-{side_name}")
+            t1 = time.perf_counter()
+            a = side.make_agent([workload.final_response("ok")], session_manager=manager, **kwargs)
+            t2 = time.perf_counter()
+            side.invoke(a, "again")
+            t3 = time.perf_counter()
+            if marks is not None:
+                marks.update({"session manager built": t1 - t0, "agent built (session loaded)": t2 - t0, "invocation done": t3 - t0})
+
+        for side_name in ("elsai", "strands"):
+            resume(side_name)  # warm-up
+            snapshots[side_name].restore()
+            marks: dict[str, float] = {}
+            timeline.start()
+            resume(side_name, marks)
+            timeline.stop()
+            timeline.print(f"{side_name} resume of {messages} messages (default window)", marks)
+            snapshots[side_name].restore()
+
         profile = cProfile.Profile()
         start = time.perf_counter()
         profile.enable()
-        resume()
+        resume("elsai")
         profile.disable()
         wall = time.perf_counter() - start
-        report(f"elsai S3 resume of {messages} messages (default window)", profile, wall, None, limit=25)
-        buf = io.StringIO()
-        st = pstats.Stats(profile, stream=buf)
-        st.sort_stats("cumulative").print_stats(r"boto3/session.py|botocore/session.py|client.py:\d+\(create_client|_make_api_call|read_many|_load\b|ensure_session|thread.py")
-        print("-- selected cumulative entries")
-        print("\n".join("   " + line for line in buf.getvalue().splitlines() if line.strip()[:1].isdigit()))
+        snapshots["elsai"].restore()
+        report(f"elsai S3 resume of {messages} messages (default window), main thread only", profile, wall, None, limit=12)
     finally:
         server.stop()
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench import elsai_side, s3env, strands_side, workload
+from bench.layer_timer import LayerTimer
 
 SIDES: dict[str, Any] = {"elsai": elsai_side, "strands": strands_side}
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -76,7 +77,8 @@ class FileVariant:
     position: str | None = None
 
 
-def _run_file_variant(v: FileVariant, cycles: int, locations: dict[str, str]) -> float:
+def _run_file_variant(v: FileVariant, cycles: int, locations: dict[str, str]) -> tuple[float, float | None]:
+    """(wall seconds of the invocation, seconds inside the session layer or None)."""
     side = SIDES[v.side]
     responses = workload.script(cycles)
     storage_dir = None
@@ -88,17 +90,22 @@ def _run_file_variant(v: FileVariant, cycles: int, locations: dict[str, str]) ->
     if v.side == "elsai":
         kwargs["position"] = v.position
     agent = side.make_agent(responses, **kwargs)
+    layer = side.time_session_layer(agent, LayerTimer()) if manager is not None else None
+    # Start every run with no dirty pages: strands does not fsync, and on ext4 the next fsync
+    # (often elsai's, in the following run) would otherwise pay for flushing its files.
+    os.sync()
     try:
         seconds, stop = timed(lambda: side.invoke(agent, workload.PROMPT))
         if stop != "end_turn":
             raise RuntimeError(f"{v.label}: invocation ended with {stop!r}")
-        if storage_dir is not None:
-            stored = len(os.listdir(os.path.join(storage_dir, "session_overhead", "agents", "agent_bench", "messages")))
-            visible = [m for m in os.listdir(os.path.join(storage_dir, "session_overhead", "agents", "agent_bench", "messages")) if not m.startswith(".")]
-            if len(visible) != workload.messages_written(cycles):
-                raise RuntimeError(f"{v.label}: {len(visible)} message files stored ({stored} entries), "
-                                   f"expected {workload.messages_written(cycles)}")
-        return seconds
+        if storage_dir is not None:  # the session really holds every message
+            folder = os.path.join(storage_dir, "session_overhead", "agents", "agent_bench", "messages")
+            stored = [m for m in os.listdir(folder) if not m.startswith(".")]
+            if len(stored) != workload.messages_written(cycles):
+                raise RuntimeError(
+                    f"{v.label}: {len(stored)} message files stored, expected {workload.messages_written(cycles)}"
+                )
+        return seconds, (layer.seconds if layer is not None else None)
     finally:
         if storage_dir is not None:
             shutil.rmtree(storage_dir, ignore_errors=True)
@@ -116,9 +123,13 @@ def bench_overhead(cycles: int, repeats: int, locations: dict[str, str]) -> dict
     for v in variants:  # warm-up: imports, caches, first-call costs
         _run_file_variant(v, 5, locations)
     samples: dict[str, list[float]] = {v.label: [] for v in variants}
+    layer: dict[str, list[float]] = {v.label: [] for v in variants}
     for r in range(repeats):
         for v in rotated(variants, r):
-            samples[v.label].append(_run_file_variant(v, cycles, locations))
+            wall, inside = _run_file_variant(v, cycles, locations)
+            samples[v.label].append(wall)
+            if inside is not None:
+                layer[v.label].append(inside)
         log(f"  overhead: repeat {r + 1}/{repeats} done")
 
     def med(label: str) -> float:
@@ -137,8 +148,12 @@ def bench_overhead(cycles: int, repeats: int, locations: dict[str, str]) -> dict
                 "min_s": min(samples[v.label]),
                 "max_s": max(samples[v.label]),
                 "ms_per_cycle": med(v.label) / cycles * 1000,
+                # (with session - without session) / cycles, from the medians
                 "overhead_ms_per_cycle": None if v.location is None else (med(v.label) - baseline) / cycles * 1000,
+                # wall time spent inside the session layer / cycles (median of the repeats)
+                "in_layer_ms_per_cycle": statistics.median(layer[v.label]) / cycles * 1000 if layer[v.label] else None,
                 "samples_s": samples[v.label],
+                "in_layer_samples_s": layer[v.label],
             }
         )
     by_label = {row["variant"]: row for row in rows}
@@ -148,6 +163,7 @@ def bench_overhead(cycles: int, repeats: int, locations: dict[str, str]) -> dict
         for pos in ("both", "after_tools", "no checkpoint"):
             elsai = by_label[f"elsai / {loc} / {pos}"]
             ratios[f"{loc} / {pos}"] = {
+                "in_layer_ratio": elsai["in_layer_ms_per_cycle"] / strands["in_layer_ms_per_cycle"],
                 "overhead_ratio": elsai["overhead_ms_per_cycle"] / strands["overhead_ms_per_cycle"]
                 if strands["overhead_ms_per_cycle"] > 0
                 else None,
@@ -277,21 +293,28 @@ def _resume_once(v: ResumeVariant, bucket: str, counter: s3env.RequestCounter, b
         kwargs["position"] = "both"
     holder: dict[str, Any] = {}
 
-    def construct() -> None:
-        manager = side.s3_manager("resume", bucket, boto_session=boto if v.shared_boto else None)
-        holder["agent"] = side.make_agent([workload.final_response("Resumed and done.")], session_manager=manager, **kwargs)
-
     with counter.counting() as requests:
         gc.collect()
         t0 = time.perf_counter()
-        construct()
+        manager = side.s3_manager("resume", bucket, boto_session=boto if v.shared_boto else None)
+        tm = time.perf_counter()
+        holder["agent"] = side.make_agent([workload.final_response("Resumed and done.")], session_manager=manager, **kwargs)
         t1 = time.perf_counter()
         loaded = side.message_count(holder["agent"])
         stop = side.invoke(holder["agent"], "One more thing, then stop.")
         t2 = time.perf_counter()
     if stop != "end_turn":
         raise RuntimeError(f"{v.label}: resume invocation ended with {stop!r}")
-    return {"total_s": t2 - t0, "construct_s": t1 - t0, "invoke_s": t2 - t1, "loaded": loaded, "requests": dict(requests)}
+    return {
+        "total_s": t2 - t0,
+        "construct_s": t1 - t0,
+        "manager_s": tm - t0,
+        "invoke_s": t2 - t1,
+        "loaded": loaded,
+        "requests": dict(requests),
+        "list_s": counter.last_seconds.get("ListObjectsV2", 0.0),
+        "s3_call_s": counter.last_seconds,
+    }
 
 
 def bench_resume(counter: s3env.RequestCounter, messages: int, repeats: int, scratch: str) -> dict[str, Any]:
@@ -328,6 +351,8 @@ def bench_resume(counter: s3env.RequestCounter, messages: int, repeats: int, scr
             samples[v.label].append(_resume_once(v, store["bucket"], counter, shared))
             store["snapshot"].restore()
         log(f"  resume: repeat {r + 1}/{repeats} done")
+    for store in stores.values():
+        store["snapshot"].verify()
     rows = []
     for v in variants:
         s = samples[v.label]
@@ -340,11 +365,14 @@ def bench_resume(counter: s3env.RequestCounter, messages: int, repeats: int, scr
                 "median_total_s": statistics.median(x["total_s"] for x in s),
                 "median_construct_s": statistics.median(x["construct_s"] for x in s),
                 "median_invoke_s": statistics.median(x["invoke_s"] for x in s),
+                "median_manager_s": statistics.median(x["manager_s"] for x in s),
+                "median_list_s": statistics.median(x["list_s"] for x in s),
                 "min_total_s": min(x["total_s"] for x in s),
                 "max_total_s": max(x["total_s"] for x in s),
                 "messages_loaded": s[0]["loaded"],
                 "requests": s[0]["requests"],
                 "samples_total_s": [x["total_s"] for x in s],
+                "s3_call_s_first_repeat": s[0]["s3_call_s"],
             }
         )
     by = {row["variant"]: row for row in rows}
@@ -384,12 +412,22 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
     ov = results.get("overhead")
     if ov:
         for loc in ov["locations"]:
-            r = ov["ratios"][f"{loc} / both"]["overhead_ratio"]
+            ratios = ov["ratios"][f"{loc} / both"]
+            r = ratios["in_layer_ratio"]
             out.append(
                 {
-                    "target": f"file overhead per cycle, elsai both / strands ({loc}) <= {TARGET_OVERHEAD_RATIO}",
+                    "target": f"file session overhead per cycle, elsai both / strands, time in the session layer ({loc}) <= {TARGET_OVERHEAD_RATIO}",
+                    "value": r,
+                    "met": r <= TARGET_OVERHEAD_RATIO,
+                }
+            )
+            r = ratios["overhead_ratio"]
+            out.append(
+                {
+                    "target": f"file session overhead per cycle, elsai both / strands, end-to-end difference ({loc}) <= {TARGET_OVERHEAD_RATIO}",
                     "value": r,
                     "met": r is not None and r <= TARGET_OVERHEAD_RATIO,
+                    "note": None if r is not None else "strands' with-session median was not above its no-session median (noise)",
                 }
             )
     rq = results.get("s3_requests")
@@ -425,27 +463,35 @@ def markdown(results: dict[str, Any]) -> str:
     ]
     for v in results["verdicts"]:
         value = "n/a" if v["value"] is None else f"{v['value']:.3g}"
-        lines.append(f"| {v['target']} | {value} | {_verdict(v['met'])} |")
+        note = f" ({v['note']})" if v.get("note") else ""
+        lines.append(f"| {v['target']} | {value} | {_verdict(v['met'])}{note} |")
     ov = results.get("overhead")
     if ov:
         lines += [
             "",
             f"## 1. Per-cycle session overhead on local files ({ov['cycles']} tool cycles, median of {ov['repeats']})",
             "",
-            "Overhead = (time with the session manager − time of the same SDK without one) / cycles.",
+            "In the session layer = wall time spent inside the session manager's calls, per cycle (direct). "
+            "End-to-end difference = (time with the session manager − time of the same SDK without one) / cycles.",
             "",
-            "| variant | median total (s) | ms / cycle | session overhead ms / cycle |",
-            "|---|---|---|---|",
+            "| variant | median total (s) | ms / cycle | in the session layer, ms / cycle | end-to-end difference, ms / cycle |",
+            "|---|---|---|---|---|",
         ]
         for row in ov["rows"]:
             o = row["overhead_ms_per_cycle"]
+            i = row["in_layer_ms_per_cycle"]
             lines.append(
-                f"| {row['variant']} | {row['median_s']:.3f} | {row['ms_per_cycle']:.3f} | {'—' if o is None else f'{o:.3f}'} |"
+                f"| {row['variant']} | {row['median_s']:.3f} | {row['ms_per_cycle']:.3f} | "
+                f"{'—' if i is None else f'{i:.3f}'} | {'—' if o is None else f'{o:.3f}'} |"
             )
-        lines += ["", "| location / elsai config | overhead ratio elsai/strands | total-time ratio elsai/strands |", "|---|---|---|"]
+        lines += [
+            "",
+            "| location / elsai config | ratio elsai/strands: in the session layer | end-to-end difference | total time |",
+            "|---|---|---|---|",
+        ]
         for key, r in ov["ratios"].items():
             orat = "n/a" if r["overhead_ratio"] is None else f"{r['overhead_ratio']:.2f}"
-            lines.append(f"| {key} | {orat} | {r['total_ratio']:.2f} |")
+            lines.append(f"| {key} | {r['in_layer_ratio']:.2f} | {orat} | {r['total_ratio']:.2f} |")
         lines += [""] + [f"- `{loc}`: {info['dir']} ({info['fs']})" for loc, info in ov["locations"].items()]
     rq = results.get("s3_requests")
     if rq:
@@ -470,12 +516,13 @@ def markdown(results: dict[str, Any]) -> str:
             "Timed: build the session manager and the agent with the same ids (this loads the session) "
             "+ one invocation that ends the turn.",
             "",
-            "| variant | median total (ms) | construct (ms) | invoke (ms) | messages loaded | requests |",
-            "|---|---|---|---|---|---|",
+            "| variant | median total (ms) | construct (ms) | of which session manager ctor (ms) | of which the LIST (ms) | invoke (ms) | messages loaded | requests |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in rs["rows"]:
             lines.append(
                 f"| {row['variant']} | {row['median_total_s'] * 1000:.1f} | {row['median_construct_s'] * 1000:.1f} | "
+                f"{row['median_manager_s'] * 1000:.1f} | {row['median_list_s'] * 1000:.1f} | "
                 f"{row['median_invoke_s'] * 1000:.1f} | {row['messages_loaded']} | {_fmt_ops(row['requests'])} |"
             )
         lines += [

@@ -92,12 +92,14 @@ class RequestCounter:
     It wraps `BaseClient._make_api_call`, the single funnel every client operation (and every
     paginator page) goes through, so it sees the calls of clients the SDKs build internally,
     including calls made from their worker threads. Retries inside one call are not counted
-    separately (none happen against the local server).
+    separately (none happen against the local server). It also adds up the wall time of the
+    calls per operation (calls made in parallel threads overlap, so sums can exceed wall time).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.counts: collections.Counter[str] = collections.Counter()
+        self.seconds: collections.Counter[str] = collections.Counter()
         self.enabled = False
         self._original: Any = None
 
@@ -110,10 +112,16 @@ class RequestCounter:
         counter = self
 
         def counted(client: Any, operation_name: str, api_params: Any) -> Any:
-            if counter.enabled and client.meta.service_model.service_name == "s3":
+            if not (counter.enabled and client.meta.service_model.service_name == "s3"):
+                return original(client, operation_name, api_params)
+            start = time.perf_counter()
+            try:
+                return original(client, operation_name, api_params)
+            finally:
+                elapsed = time.perf_counter() - start
                 with counter._lock:
                     counter.counts[operation_name] += 1
-            return original(client, operation_name, api_params)
+                    counter.seconds[operation_name] += elapsed
 
         self._original = original
         BaseClient._make_api_call = counted  # type: ignore[method-assign]
@@ -127,10 +135,14 @@ class RequestCounter:
 
     @contextmanager
     def counting(self) -> Iterator[collections.Counter[str]]:
-        """Count the calls made inside the block; yields the Counter filled on exit."""
+        """Count the calls made inside the block; yields the Counter filled on exit.
+
+        The time per operation is left in `last_seconds` when the block ends.
+        """
         result: collections.Counter[str] = collections.Counter()
         with self._lock:
             self.counts = collections.Counter()
+            self.seconds = collections.Counter()
             self.enabled = True
         try:
             yield result
@@ -138,6 +150,7 @@ class RequestCounter:
             with self._lock:
                 self.enabled = False
                 result.update(self.counts)
+                self.last_seconds = dict(self.seconds)
 
 
 # -- bucket helpers ------------------------------------------------------------------------
@@ -176,23 +189,41 @@ def list_keys(client: Any, bucket: str, prefix: str = "") -> list[str]:
 class BucketSnapshot:
     """Remember a bucket's keys (and the bytes of its non-message objects) to undo a run.
 
-    A timed resume appends messages and rewrites agent.json / checkpoint.json; restoring
-    deletes the keys that run added and puts the small mutable files back, so every repeat
-    resumes exactly the same stored session.
+    A timed resume appends a few messages and rewrites agent.json / checkpoint.json. Restoring
+    deletes the message keys past the stored count and puts the small mutable files back, so
+    every repeat resumes exactly the same stored session. It does not LIST (a 1,000-key LIST
+    is slow on moto); `verify()` does, once, at the end.
     """
 
-    def __init__(self, client: Any, bucket: str) -> None:
+    def __init__(self, client: Any, bucket: str, *, max_added_messages: int = 50) -> None:
         self.client, self.bucket = client, bucket
         self.keys = set(list_keys(client, bucket))
         self.small: dict[str, bytes] = {}
+        self.next_message: dict[str, int] = {}
         for key in self.keys:
-            if "/messages/" not in key:
+            if "/messages/" in key:
+                directory, name = key.rsplit("/", 1)
+                index = int(name[len("message_") : -len(".json")])
+                self.next_message[directory] = max(self.next_message.get(directory, 0), index + 1)
+            else:
                 self.small[key] = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        self.max_added = max_added_messages
 
     def restore(self) -> None:
-        added = [k for k in list_keys(self.client, self.bucket) if k not in self.keys]
-        for start in range(0, len(added), 1000):
-            batch = added[start : start + 1000]
-            self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in batch]})
+        added = [
+            f"{directory}/message_{i}.json"
+            for directory, start in self.next_message.items()
+            for i in range(start, start + self.max_added)
+        ]
+        self.client.delete_objects(
+            Bucket=self.bucket, Delete={"Objects": [{"Key": k} for k in added], "Quiet": True}
+        )
         for key, data in self.small.items():
             self.client.put_object(Bucket=self.bucket, Key=key, Body=data)
+
+    def verify(self) -> None:
+        now = set(list_keys(self.client, self.bucket))
+        if now != self.keys:
+            raise RuntimeError(
+                f"bucket {self.bucket} was not restored: +{sorted(now - self.keys)[:5]} -{sorted(self.keys - now)[:5]}"
+            )

@@ -141,6 +141,17 @@ def make_agent(
     )
 
 
+#: The session manager's hook callbacks that run during an invocation (see
+#: strands.session.session_manager.SessionManager.register_hooks); they look the method up
+#: on the instance at call time, so wrapping the instance attribute catches every call.
+SESSION_CALLBACKS = ("append_message", "sync_agent", "redact_latest_message")
+
+
+def time_session_layer(agent: Agent, timer: Any) -> Any:
+    """Wrap the agent's session manager so `timer` adds up the time spent in it."""
+    return timer.wrap(agent._session_manager, SESSION_CALLBACKS)
+
+
 def invoke(agent: Agent, prompt: str) -> str:
     result = agent(prompt)
     return str(result.stop_reason)

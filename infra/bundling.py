@@ -61,7 +61,11 @@ def lambda_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[
             line = line.split("#", 1)[0].strip()
             if line and not line.startswith("-"):
                 reqs.append(line)
-    kept = {_requirement_name(r): r.strip() for r in reqs if _requirement_name(r) not in RUNTIME_PROVIDED}
+    kept = {
+        _requirement_name(r): r.strip()
+        for r in reqs
+        if _requirement_name(r) not in RUNTIME_PROVIDED
+    }
     return sorted(kept.values())
 
 

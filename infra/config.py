@@ -18,7 +18,7 @@ MAX_LAMBDA_TIMEOUT_SECONDS = 900
 def default_model_id() -> str:
     """The SDK's default Bedrock model, so infra and SDK agree without a second constant."""
     try:
-        from elsai.models.bedrock import DEFAULT_MODEL_ID  # type: ignore[import-not-found]
+        from elsai.models.bedrock import DEFAULT_MODEL_ID
     except Exception:  # the module may not exist yet, or fail to import outside the venv
         return FALLBACK_MODEL_ID
     return str(DEFAULT_MODEL_ID)

@@ -19,7 +19,11 @@ def enable_nag(app: cdk.App) -> None:
 
 
 def _ack(scope: IConstruct, finding: str, reason: str) -> None:
-    cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=finding, reason=reason))
+    # "AwsSolutions::" is the plugin prefix nag prints ("Acknowledge with ..."); without
+    # it CDK would file the id under "Annotation::".
+    cdk.Validations.of(scope).acknowledge(
+        cdk.Acknowledgment(id=f"AwsSolutions::{finding}", reason=reason)
+    )
 
 
 def _arn_ref(stack: cdk.Stack, construct: IConstruct) -> str:
@@ -44,7 +48,10 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
     )
 
     for fn, grants in (
-        (stack.agent, ["s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteObject*", "s3:Abort*"]),
+        (
+            stack.agent,
+            ["s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteObject*", "s3:Abort*"],
+        ),
         (stack.api, ["s3:GetObject*", "s3:GetBucket*", "s3:List*"]),
     ):
         policy = fn.role.node.find_child("DefaultPolicy")

@@ -72,7 +72,7 @@ def state_machine_definition(
         if isinstance(node, str):
             return node
         if isinstance(node, dict) and len(node) == 1:
-            (fn, arg), = node.items()
+            ((fn, arg),) = node.items()
             if fn == "Fn::Join":
                 sep, parts = arg
                 return str(sep).join(resolve(p) for p in parts)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from elsai.session.keys import validate_id
 from elsai.tools.base import AgentTool, error_result
 from elsai.tools.context import ToolContext
-from elsai.types import ToolResult, ToolSpec, ToolUse
+from elsai.types import ToolResult, ToolResultStatus, ToolSpec, ToolUse
 
 if TYPE_CHECKING:
     from elsai.agent.agent import Agent
@@ -57,7 +57,7 @@ class SubAgentTool(AgentTool):
             result = await self._spawn().invoke_async(task)
         else:
             result = await self.agent.invoke_async(task, invocation_id=f"tool:{context.idempotency_key}")
-        status = "error" if result.stop_reason not in ("end_turn", "max_tokens") else "success"
+        status: ToolResultStatus = "error" if result.stop_reason not in ("end_turn", "max_tokens") else "success"
         text = str(result) or f"(sub-agent stopped: {result.stop_reason})"
         return {"toolUseId": tool_use["toolUseId"], "status": status, "content": [{"text": text}]}
 

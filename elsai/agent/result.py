@@ -26,7 +26,7 @@ class InvocationMetrics:
     def add_usage(self, usage: Usage) -> None:
         for key in ("inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens"):
             if key in usage:
-                self.usage[key] = self.usage.get(key, 0) + usage[key]  # type: ignore[literal-required]
+                self.usage[key] = self.usage.get(key, 0) + usage[key]
 
     def count_tool(self, name: str, error: bool) -> None:
         self.tool_calls += 1

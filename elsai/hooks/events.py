@@ -85,7 +85,7 @@ class BeforeToolCallEvent(HookEvent):
         """Ask a human before the tool runs (e.g. an approval gate); see ToolContext.interrupt."""
         from elsai.interrupt.model import Interrupt
 
-        use_id = (self.tool_use or {}).get("toolUseId", "")
+        use_id = self.tool_use["toolUseId"] if self.tool_use else ""
         return self.agent._interrupts.raise_or_answer(Interrupt.for_tool(use_id, name, reason, source="hook"))
 
 

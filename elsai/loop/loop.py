@@ -25,7 +25,7 @@ from elsai.agent.stream_events import (
 from elsai.errors import ContextWindowOverflowError, StructuredOutputError
 from elsai.hooks.events import AfterModelCallEvent, BeforeModelCallEvent
 from elsai.interrupt.model import Interrupt
-from elsai.loop.messages import append_user_content, strip_incomplete_tool_uses
+from elsai.loop.messages import append_user_content, orphan_repair, strip_incomplete_tool_uses
 from elsai.loop.tool_runner import ToolRunner
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
 from elsai.models.stream import MessageAssembler
@@ -91,6 +91,13 @@ class EventLoop:
         elif plan.position == "after_tools":
             yield ResumeEvent(position="after_tools", pending_tools=0)
             self.cycle += 1
+        elif agent.messages and agent.messages[-1]["role"] == "assistant" and tool_uses(agent.messages[-1]):
+            # An earlier invocation stopped between a toolUse and its results with nothing to
+            # resume (a stream closed mid-tool, a hook that raised). Its calls may have run
+            # partly, so they are answered as interrupted rather than run again; this keeps the
+            # conversation valid for the model. (Session bindings repair stored orphans alike.)
+            async for event in agent._append_message(orphan_repair(agent.messages[-1]), store):
+                yield event
 
         if new_content:
             async for event in self._add_user_content(new_content):
@@ -213,8 +220,8 @@ class EventLoop:
                 message = strip_incomplete_tool_uses(message)
             elif not tool_uses(message):
                 stop_reason = "end_turn"
-            async for event in agent._append_message(message, self.persistence):
-                yield event
+            async for added in agent._append_message(message, self.persistence):
+                yield added
             self._last_message, self._last_stop_reason = message, stop_reason
             return
 

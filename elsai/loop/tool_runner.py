@@ -104,6 +104,6 @@ class ToolRunner:
             )
         )
         final = after.result or result
-        final = {**final, "toolUseId": use["toolUseId"]}  # type: ignore[typeddict-item]
+        final = {**final, "toolUseId": use["toolUseId"]}
         inv.metrics.count_tool(use["name"], final.get("status") == "error")
         return final

@@ -7,10 +7,20 @@ from typing import TYPE_CHECKING, Any
 from elsai.models.base import Model, ModelEvent, ModelRequest
 
 if TYPE_CHECKING:
+    from elsai.models.anthropic import AnthropicModel
     from elsai.models.bedrock import BedrockModel
+    from elsai.models.openai import OpenAIModel
     from elsai.models.scripted import ScriptedModel
 
-__all__ = ["BedrockModel", "Model", "ModelEvent", "ModelRequest", "ScriptedModel"]
+__all__ = [
+    "AnthropicModel",
+    "BedrockModel",
+    "Model",
+    "ModelEvent",
+    "ModelRequest",
+    "OpenAIModel",
+    "ScriptedModel",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -22,4 +32,12 @@ def __getattr__(name: str) -> Any:
         from elsai.models.bedrock import BedrockModel
 
         return BedrockModel
+    if name == "AnthropicModel":
+        from elsai.models.anthropic import AnthropicModel
+
+        return AnthropicModel
+    if name == "OpenAIModel":
+        from elsai.models.openai import OpenAIModel
+
+        return OpenAIModel
     raise AttributeError(f"module 'elsai.models' has no attribute {name!r}")

@@ -12,7 +12,7 @@ import asyncio
 import concurrent.futures
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, cast
 
 from elsai.agent.result import AgentResult, InvocationMetrics
 from elsai.types import ContentBlock, StopReason, Usage, empty_usage, text_of
@@ -36,13 +36,20 @@ class Status(StrEnum):
 
 def add_usage(total: Usage, usage: dict[str, Any] | Usage) -> None:
     """Add token counts of `usage` into `total`, in place."""
+    counts = cast(dict[str, int], total)
     for key in _USAGE_KEYS:
         value = usage.get(key)
         if isinstance(value, int):
-            total[key] = total.get(key, 0) + value  # type: ignore[literal-required]
+            counts[key] = counts.get(key, 0) + value
+
+
+def usage_dict(usage: Usage | dict[str, Any]) -> dict[str, int]:
+    """Plain {name: count} copy of a usage record."""
+    return {k: v for k, v in usage.items() if isinstance(v, int)}
 
 
 def empty_metrics() -> dict[str, float]:
+    """Counters summed over node executions (latency in milliseconds)."""
     return {"latency_ms": 0.0, "cycles": 0, "model_calls": 0, "tool_calls": 0}
 
 
@@ -134,6 +141,14 @@ def restored_agent_result(text: str, stop_reason: str | None, usage: dict[str, A
     return AgentResult(message=message, stop_reason=stop_reason or "end_turn", metrics=metrics)  # type: ignore[arg-type]
 
 
+def keep_live_results(restored: dict[str, NodeResult], live: dict[str, NodeResult]) -> None:
+    """Where this process itself produced a restored result, keep its full live result."""
+    for name, result in live.items():
+        stored = restored.get(name)
+        if stored is not None and (stored.status, stored.text) == (result.status, result.text):
+            restored[name] = result
+
+
 def task_text(task: Task) -> str:
     """The text of a task (content blocks: their text blocks joined)."""
     if isinstance(task, str):
@@ -158,12 +173,26 @@ class MultiAgentBase(abc.ABC):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
+            in_loop = False  # (run outside the handler: failures must not chain to this error)
+        else:
+            in_loop = True
+        if not in_loop:
             return asyncio.run(self.invoke_async(task, **kwargs))
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, self.invoke_async(task, **kwargs)).result()
 
     @abc.abstractmethod
     async def invoke_async(
-        self, task: Task, *, invocation_state: dict[str, Any] | None = None, **kwargs: Any
+        self,
+        task: Task,
+        *,
+        invocation_state: dict[str, Any] | None = None,
+        invocation_id: str | None = None,
+        **kwargs: Any,
     ) -> MultiAgentResult:
-        """Run (or continue) the orchestration for `task`."""
+        """Run (or continue) the orchestration for `task`.
+
+        `invocation_id` makes the call exactly-once: if the stored run with that id already
+        completed, its stored result is returned without running anything. A parent Graph
+        passes one to a nested orchestrator for the same reason it passes one to agents.
+        """

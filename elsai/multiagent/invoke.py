@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from elsai.agent.agent import Agent
 from elsai.agent.result import AgentResult
@@ -92,7 +92,9 @@ async def run_node(call: NodeCall) -> NodeResult:
                 should_stop=call.should_stop,
             )
         else:
-            coro = call.executor.invoke_async(call.input, invocation_state=call.invocation_state)
+            coro = call.executor.invoke_async(
+                call.input, invocation_state=call.invocation_state, invocation_id=call.invocation_id
+            )
         async with deadline:
             result = await coro
     except TimeoutError as exc:
@@ -130,7 +132,7 @@ def route_responses(task: Task, interrupts: list[dict[str, Any]]) -> Task:
     mine = [
         block
         for block in task
-        if isinstance(block.get("interruptResponse"), dict)  # type: ignore[misc]
-        and block["interruptResponse"].get("interruptId") in ids  # type: ignore[typeddict-item]
+        if isinstance(response := cast(dict[str, Any], block).get("interruptResponse"), dict)
+        and response.get("interruptId") in ids
     ]
     return mine or task

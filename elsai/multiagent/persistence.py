@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.checkpoint.model import utc_now
-from elsai.multiagent.base import NodeResult, Status, Task, restored_agent_result
+from elsai.multiagent.base import NodeResult, Status, Task, restored_agent_result, usage_dict
 from elsai.session.records import SessionCorruptError
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class NodeRecord(BaseModel):
             status=result.status,
             text=result.text,
             stop_reason=result.stop_reason,
-            usage=dict(result.usage),
+            usage=usage_dict(result.usage),
             execution_time=round(result.execution_time, 3),
             resumed_from_checkpoint=result.resumed_from_checkpoint,
             error=result.error,
@@ -55,8 +55,10 @@ class NodeRecord(BaseModel):
         )
 
     def to_result(self) -> NodeResult:
+        result = restored_agent_result(self.text, self.stop_reason, self.usage)
+        result.interrupts = [dict(i) for i in self.interrupts]
         return NodeResult(
-            result=restored_agent_result(self.text, self.stop_reason, self.usage),
+            result=result,
             status=self.status,
             execution_time=self.execution_time,
             error=self.error,
@@ -75,13 +77,19 @@ class CursorRecord(BaseModel):
     id: str
     #: Identifies one run; part of every node invocation id, so a new run never collides.
     run_id: str
+    #: The caller's invocation id for this run, if given: a later call with the same id finds
+    #: the completed run and returns its stored result instead of running again.
+    invocation_id: str | None = None
     status: Status
     task: Any
     node_results: dict[str, NodeRecord] = Field(default_factory=dict)
     execution_count: int = 0
     accumulated_usage: dict[str, int] = Field(default_factory=dict)
-    accumulated_metrics: dict[str, float] = Field(default_factory=dict)
+    accumulated_metrics: dict[str, int | float] = Field(default_factory=dict)
     error: str | None = None
+    #: False when the run stopped on a limit (max executions / handoffs, repetitive handoffs):
+    #: the next call then starts a fresh run instead of continuing this one.
+    resumable: bool = True
     created_at: str = Field(default_factory=utc_now)
     updated_at: str = Field(default_factory=utc_now)
 
@@ -125,6 +133,8 @@ class SwarmCursor(CursorRecord):
     handoffs: list[HandoffRecord] = Field(default_factory=list)
     #: Context handed over so far, by the agent that shared it.
     shared_context: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: Node executions that completed (numbers node invocation ids).
+    completed_steps: int = 0
     interrupt_rounds: int = 0
 
 
@@ -168,7 +178,7 @@ def decode_task(value: Any) -> Task:
     decoded = walk(value)
     if not isinstance(decoded, str | list):
         raise SessionCorruptError(f"multi_agent.json task must be text or content blocks, got {type(decoded).__name__}")
-    return decoded  # type: ignore[return-value]
+    return decoded
 
 
 class CursorStore:
@@ -179,6 +189,7 @@ class CursorStore:
         self.kind = kind
         self.orchestrator_id = orchestrator_id
         self.version: str | None = None
+        self._created_at: dict[str, str] = {}
 
     @property
     def enabled(self) -> bool:
@@ -210,6 +221,7 @@ class CursorStore:
             record = cls.model_validate(data)
         except ValidationError as exc:
             raise SessionCorruptError(f"corrupt multi-agent state {self.where()}: {exc}") from exc
+        self._created_at[record.run_id] = record.created_at
         if record.id != self.orchestrator_id:
             raise ValueError(
                 f"{self.where()} belongs to {self.kind} {record.id!r}, not {self.orchestrator_id!r}: "
@@ -221,5 +233,6 @@ class CursorStore:
         if self.manager is None:
             return
         record.updated_at = utc_now()
+        record.created_at = self._created_at.setdefault(record.run_id, record.created_at)
         data = json.loads(record.model_dump_json())
         self.version = self.manager.write_multi_agent(data, self.version)

@@ -22,32 +22,52 @@ from constructs import Construct
 from infra.config import ElsaiConfig
 from infra.constructs.function import PythonFunction, retention
 
-# Step Functions caps execution input at 256 KiB; 32 Ki characters is at most 128 KiB.
-MAX_PROMPT_CHARS = 32 * 1024
-ID_PATTERN = r"^[A-Za-z0-9_\-]{1,128}$"
+# Coarse gate in front of lambdas/api_handler.py (which validates in detail): never
+# stricter than the handler, so a request the handler accepts is never refused here.
+MAX_PROMPT_CHARS = 100_000  # the handler's limit; the 256 KiB execution-input cap still applies
+ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 
 CREATE_JOB_SCHEMA: dict[str, Any] = {
     "type": apigw.JsonSchemaType.OBJECT,
     "required": ["prompt"],
     "properties": {
-        "prompt": {"type": apigw.JsonSchemaType.STRING, "min_length": 1, "max_length": MAX_PROMPT_CHARS},
+        "prompt": {
+            "type": apigw.JsonSchemaType.STRING,
+            "min_length": 1,
+            "max_length": MAX_PROMPT_CHARS,
+        },
         "session_id": {"type": apigw.JsonSchemaType.STRING, "pattern": ID_PATTERN},
         "agent_id": {"type": apigw.JsonSchemaType.STRING, "pattern": ID_PATTERN},
     },
 }
 RESPONSES_SCHEMA: dict[str, Any] = {
     "type": apigw.JsonSchemaType.OBJECT,
-    "required": ["interrupt_responses"],
-    "properties": {"interrupt_responses": {"type": apigw.JsonSchemaType.ARRAY}},
+    "required": ["responses"],
+    "properties": {
+        "responses": {
+            "type": apigw.JsonSchemaType.ARRAY,
+            "min_items": 1,
+            "max_items": 100,
+            "items": {
+                "type": apigw.JsonSchemaType.OBJECT,
+                "required": ["interruptId", "response"],
+                "properties": {
+                    "interruptId": {"type": apigw.JsonSchemaType.STRING, "min_length": 1},
+                },
+            },
+        }
+    },
 }
 
 
-def _schema(spec: dict[str, Any]) -> apigw.JsonSchema:
-    props = {k: _schema(v) for k, v in spec.get("properties", {}).items()}
-    rest = {k: v for k, v in spec.items() if k != "properties"}
-    return apigw.JsonSchema(
-        schema=apigw.JsonSchemaVersion.DRAFT4, properties=props or None, **rest
-    )
+def _schema(spec: dict[str, Any], *, top: bool = True) -> apigw.JsonSchema:
+    """Typed JsonSchema from the plain spec above ($schema on the root only)."""
+    props = {k: _schema(v, top=False) for k, v in spec.get("properties", {}).items()}
+    rest = {k: v for k, v in spec.items() if k not in ("properties", "items")}
+    if "items" in spec:
+        rest["items"] = _schema(spec["items"], top=False)
+    version = apigw.JsonSchemaVersion.DRAFT4 if top else None
+    return apigw.JsonSchema(schema=version, properties=props or None, **rest)
 
 
 def execution_arn_pattern(stack: cdk.Stack, state_machine_name: str) -> str:
@@ -160,22 +180,24 @@ class JobsApi(Construct):
             schema=_schema(RESPONSES_SCHEMA),
         )
         integration = apigw.LambdaIntegration(self.function, proxy=True, allow_test_invoke=False)
-        path_id = {"method.request.path.id": True}
+        # Path parameter names match the resolver's routes in lambdas/api_handler.py.
+        job_id = {"method.request.path.job_id": True}
 
         jobs = self.api.root.add_resource("jobs")
         jobs.add_method(
             "POST", integration, request_validator=self.validator,
             request_models={"application/json": create_job},
         )  # fmt: skip
-        job = jobs.add_resource("{id}")
+        job = jobs.add_resource("{job_id}")
         job.add_method(
-            "GET", integration, request_validator=self.validator, request_parameters=path_id
+            "GET", integration, request_validator=self.validator, request_parameters=job_id
         )
         job.add_resource("responses").add_method(
             "POST", integration, request_validator=self.validator,
-            request_parameters=path_id, request_models={"application/json": responses},
+            request_parameters=job_id, request_models={"application/json": responses},
         )  # fmt: skip
         sessions = self.api.root.add_resource("sessions")
-        sessions.add_resource("{id}").add_method(
-            "GET", integration, request_validator=self.validator, request_parameters=path_id
-        )
+        sessions.add_resource("{session_id}").add_method(
+            "GET", integration, request_validator=self.validator,
+            request_parameters={"method.request.path.session_id": True},
+        )  # fmt: skip

@@ -10,7 +10,8 @@ Data flow (the execution's state stays a handful of ids and counters, never a tr
                       continue  -> NextSlice   (prompt/interrupt_responses null, slice+1)
                       interrupted -> WaitForResponses (task token parked in S3)
                                      -> ResumeSlice (interrupt_responses from the answer)
-    any task error that outlives its retries -> JobFailed (Fail, real Error/Cause)
+    any task error that outlives its retries -> JobFailed (Fail, real Error/Cause);
+    States.Timeout -> SliceTimedOut / InterruptWaitTimedOut (static Error/Cause)
 
 Built with typed CDK states; the synthesized ASL uses only Task(lambda:invoke), Pass,
 Choice, Succeed and Fail, which moto's engine also executes.
@@ -80,8 +81,27 @@ class AgentStateMachine(Construct):
             self,
             "JobFailed",
             comment="A task failed after its retries; Error/Cause are the task's own.",
-            error_path="$.error.Error",
-            cause_path="$.error.Cause",
+            error_path=sfn.JsonPath.string_at("$.error.Error"),
+            # Format() turns a null Cause (e.g. SendTaskFailure without one) into "null"
+            # instead of a runtime error.
+            cause_path=sfn.JsonPath.format("{}", sfn.JsonPath.string_at("$.error.Cause")),
+        )
+        # States.Timeout gets static Fail states: a Fail's error name may not start
+        # with "States.", so JobFailed's ErrorPath cannot re-raise it.
+        slice_timed_out = sfn.Fail(
+            self,
+            "SliceTimedOut",
+            error="SliceTimedOut",
+            cause=(
+                f"RunSlice exceeded its {config.task_timeout_seconds} s TimeoutSeconds on "
+                f"every attempt."
+            ),
+        )
+        wait_timed_out = sfn.Fail(
+            self,
+            "InterruptWaitTimedOut",
+            error="InterruptWaitTimedOut",
+            cause=f"No interrupt responses arrived within {config.interrupt_wait_seconds} s.",
         )
         budget_exhausted = sfn.Fail(
             self,
@@ -140,6 +160,7 @@ class AgentStateMachine(Construct):
             max_delay=cdk.Duration.seconds(config.retry_max_delay_seconds),
             jitter_strategy=sfn.JitterType.FULL,
         )
+        run_slice.add_catch(slice_timed_out, errors=["States.Timeout"], result_path="$.error")
         run_slice.add_catch(job_failed, errors=["States.ALL"], result_path="$.error")
 
         wait_for_responses = tasks.LambdaInvoke(
@@ -169,6 +190,9 @@ class AgentStateMachine(Construct):
             max_attempts=config.retry_max_attempts,
             max_delay=cdk.Duration.seconds(config.retry_max_delay_seconds),
             jitter_strategy=sfn.JitterType.FULL,
+        )
+        wait_for_responses.add_catch(
+            wait_timed_out, errors=["States.Timeout"], result_path="$.error"
         )
         wait_for_responses.add_catch(job_failed, errors=["States.ALL"], result_path="$.error")
 

@@ -70,7 +70,7 @@ def test_three_cycle_run_produces_the_exact_transcript() -> None:
     model = ScriptedModel(three_cycle_script())
     agent = Agent(model=model, tools=[add, shout], system_prompt="You are a calculator.")
 
-    result = agent("compute")
+    agent("compute")
 
     assert agent.messages == EXPECTED_TRANSCRIPT
     assert_valid_transcript(agent.messages)

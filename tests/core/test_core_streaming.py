@@ -185,3 +185,61 @@ def test_a_tool_calling_its_own_agent_from_a_thread_is_rejected() -> None:
     assert str(holder["agent"]("outer")) == "outer done"
     assert len(errors) == 1
     assert model.calls == 2
+
+
+def test_closing_a_stream_mid_tool_releases_the_agent_and_keeps_the_transcript_valid() -> None:
+    cancelled: list[bool] = []
+
+    @tool
+    async def slow() -> str:
+        """Takes a while."""
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return "finished"
+
+    model = ScriptedModel([assistant(tool_use("s1", "slow", {})), "after the interruption"])
+    agent = Agent(model=model, tools=[slow])
+
+    async def main() -> Any:
+        stream = agent.stream_async("start")
+        async for event in stream:
+            if isinstance(event, ToolStartEvent):
+                break
+        await stream.aclose()  # the consumer gives up while the tool runs
+        return await agent.invoke_async("carry on")
+
+    result = asyncio.run(main())
+    assert cancelled == [True]
+    assert str(result) == "after the interruption"
+    # The abandoned call was answered (as interrupted, not re-run) before the new prompt.
+    sent = model.requests[1].messages
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    answer = sent[2]["content"]
+    assert answer[0]["toolResult"]["toolUseId"] == "s1"
+    assert answer[0]["toolResult"]["status"] == "error"
+    assert "interrupted" in answer[0]["toolResult"]["content"][0]["text"]
+    assert answer[1] == {"text": "carry on"}
+
+
+def test_a_hook_failing_before_a_tool_does_not_leave_an_unanswered_tool_use() -> None:
+    from elsai.hooks import BeforeToolCallEvent
+
+    model = ScriptedModel([assistant(tool_use("l1", "lookup", LOOKUP_INPUT)), "recovered"])
+    agent = Agent(model=model, tools=[lookup])
+    calls = {"audit": 0}
+
+    def audit(event: BeforeToolCallEvent) -> None:
+        calls["audit"] += 1
+        if calls["audit"] == 1:
+            raise RuntimeError("audit log unavailable")
+
+    agent.hooks.add_callback(BeforeToolCallEvent, audit)
+    with pytest.raises(RuntimeError, match="audit log"):
+        agent("weather?")
+    assert str(agent("try again")) == "recovered"
+    sent = model.requests[1].messages
+    assert sent[-1]["content"][0]["toolResult"]["toolUseId"] == "l1"
+    assert sent[-1]["content"][0]["toolResult"]["status"] == "error"

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from core_helpers import assert_valid_transcript, assistant, last_request_results, text_of_result, tool_use
+from core_helpers import (
+    assert_valid_transcript,
+    assistant,
+    last_request_results,
+    text_of_result,
+    tool_use,
+)
 from pydantic import BaseModel, Field
 
 from elsai import Agent, tool

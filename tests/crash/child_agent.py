@@ -68,9 +68,9 @@ CYCLES: list[list[tuple[str, str, dict[str, Any]]]] = [
     [("t2", "write_note", {"note": "inventory ok"})],
 ]
 ALL_TOOL_IDS = [use_id for cycle in CYCLES for use_id, _, _ in cycle]
-STEPS = {
-    1: {"prompt": PROMPT, "invocation_id": "inv-1", "pause_after_first_tools": True},
-    2: {"prompt": CONTINUE, "invocation_id": "inv-2", "pause_after_first_tools": False},
+STEPS: dict[int, dict[str, Any]] = {
+    1: {"prompt": PROMPT, "invocation_id": "inv-1", "pause": "after_first_tools"},
+    2: {"prompt": CONTINUE, "invocation_id": "inv-2", "pause": None},
 }
 
 
@@ -222,19 +222,25 @@ class ProgressLog(logging.Handler):
 
 def run_step(agent: Agent, step: int | dict[str, Any], progress: str) -> None:
     """Run one invocation: a numbered step of STEPS, or a custom {prompt, invocation_id}."""
-    spec = STEPS[step] if isinstance(step, int) else {"pause_after_first_tools": False, **step}
+    spec = STEPS[step] if isinstance(step, int) else {"pause": None, "invocation_id": None, **step}
     append_line(progress, json.dumps({"event": "begin", "step": step, "pid": os.getpid()}))
 
-    def paused_after_tools() -> bool:
+    def pause_after_first_tools() -> bool:
         # Pause only at an after_tools boundary (last message is the user toolResult message),
         # once the first tool cycle's results are stored.
         last = agent.messages[-1] if agent.messages else None
         return last is not None and last["role"] == "user" and len(agent.messages) >= 3
 
+    def pause_at_first_after_model() -> bool:
+        # Pause at the first after_model boundary: the toolUse is stored, its tools not run.
+        last = agent.messages[-1] if agent.messages else None
+        return last is not None and last["role"] == "assistant"
+
+    pauses = {"after_first_tools": pause_after_first_tools, "first_after_model": pause_at_first_after_model}
     result = agent(
         spec["prompt"],
         invocation_id=spec["invocation_id"],
-        should_stop=paused_after_tools if spec["pause_after_first_tools"] else None,
+        should_stop=pauses[spec["pause"]] if spec["pause"] else None,
     )
     append_line(
         progress,

@@ -42,6 +42,8 @@ INTERRUPTED_MARK = "interrupted"
 DENY_WARNING = "checkpoint resume denied"
 ORPHAN_WARNING = "interrupted and will not be re-run"
 CHILD_TIMEOUT = 60
+# Children run in parallel; two cores on CI: a few at a time keep both busy without thrashing.
+WORKERS = max(2, min(4, (os.cpu_count() or 2) + 1))
 
 
 # -- stores: read what a child left behind, without the SDK ----------------------------------
@@ -324,6 +326,16 @@ class CaseResult:
     violations: list[Violation]
     expectation: Expectation | None = None
     completed_rerun: tuple[str, ...] = ()  # tools that finished but whose result was not durable, re-run
+    finalize_bug_window: bool = False  # crash point lies in the window of the known finalize bug
+
+    def unexpected(self) -> list[Violation]:
+        """Violations not explained by a known SDK bug. The one tolerated here is tracked by a
+        strict xfail (test_crash_known_bugs.py::test_recovery_finalizes_bookmark_after_final_message)."""
+        return [x for x in self.violations if not (x.tag == "finalize" and self.finalize_bug_window)]
+
+    @property
+    def known_bug_violations(self) -> list[Violation]:
+        return [x for x in self.violations if x not in self.unexpected()]
 
 
 @dataclass
@@ -344,11 +356,19 @@ def describe_write(w: dict[str, Any]) -> str:
 class Matrix:
     """All crash points of one (backend, position) configuration."""
 
-    def __init__(self, store: Store, position: str, workdir: Path, env: dict[str, str]) -> None:
+    def __init__(
+        self, store: Store, position: str, workdir: Path, env: dict[str, str], recovery: str = "reissue"
+    ) -> None:
         self.store = store
         self.position = position
         self.workdir = workdir
         self.env = env
+        # "reissue": the recovery process re-issues the crashed invocation with its invocation id
+        # (what the serverless runtime does for the first slice). "bare": when the crashed
+        # invocation's input is already durable, recover with `agent()` (no prompt), as the
+        # runtime does for later slices and the spec allows ("agent() with no prompt resumes").
+        assert recovery in ("reissue", "bare")
+        self.recovery = recovery
         self.run_tag = uuid.uuid4().hex[:8]
 
     # -- plumbing --
@@ -375,6 +395,14 @@ class Matrix:
         writes = read_jsonl(Path(args["writes"]))
         final = Session.parse(args["session_id"], self.store.snapshot(args["session_id"]))
         assert not transcript_problems(final.messages), transcript_problems(final.messages)
+        assert final.bookmark is not None and final.bookmark["execution_status"] == "completed", final.bookmark
+        # Bookmark last: every bookmark counts exactly the messages created before it.
+        created: set[str] = set()
+        for w in writes:
+            if "/messages/" in w["key"]:
+                created.add(w["key"])
+            if "bookmark" in w:
+                assert w["bookmark"]["message_count"] == len(created), f"bookmark before its messages: {writes}"
         return Calibration(writes=writes, final=final)
 
     def points(self, calibration: Calibration) -> list[CrashPoint]:
@@ -421,8 +449,15 @@ class Matrix:
             v.append(Violation("invalid-at-crash", "; ".join(prefix_problems)))
         expectation = expect(at_crash)
 
+        v += self.order_checks(point, at_crash, expectation, calibration)
+
         recover_args = self._args(point.case_id, "recover")
         recover_args["start_step"] = start_step
+        step_input = child.STEPS[start_step]["prompt"]
+        if self.recovery == "bare" and any(step_input in texts(m) for m in at_crash.messages if m["role"] == "user"):
+            recover_args["steps"] = [{"prompt": None, "pause": child.STEPS[start_step]["pause"]}] + list(
+                range(start_step + 1, len(child.STEPS) + 1)
+            )
         recovered = run_child(recover_args, self.env)
         if recovered.returncode != 0:
             v.append(Violation("recover-failed", f"rc={recovered.returncode}: {recovered.stderr[-3000:]}"))
@@ -436,9 +471,29 @@ class Matrix:
             for t in expectation.pending
             if any(e.event == "done" and e.tool_use_id == t and e.pid == crashed.pid for e in ledger)
         )
-        return CaseResult(point, v, expectation, completed_rerun)
+        return CaseResult(point, v, expectation, completed_rerun, finalize_bug_applies(at_crash))
 
     # -- the assertions, per crash point --
+
+    def order_checks(
+        self, point: CrashPoint, at_crash: Session, exp: Expectation, calibration: Calibration
+    ) -> list[Violation]:
+        """Spec-level consequences of "messages first, bookmark last" for this crash point."""
+        v: list[Violation] = []
+        saves_after_model = self.position in ("after_model", "both")
+        if point.kind == "tool":
+            # The tool started, so its toolUse message and (if configured) its after_model
+            # bookmark were durable: a rebuilt agent must run it again, else report it interrupted.
+            if saves_after_model and (exp.position != "after_model" or point.tool_use_id not in exp.pending):
+                v.append(Violation("bookmark-order", f"killed inside {point.tool_use_id} with {self.position!r}, but {exp}"))
+            if not saves_after_model and point.tool_use_id not in exp.interrupted:
+                v.append(Violation("bookmark-order", f"killed inside {point.tool_use_id} with after_tools, but {exp}"))
+        elif point.when == "after":
+            write = calibration.writes[point.k - 1]
+            bookmark = write.get("bookmark")
+            if bookmark and bookmark["execution_status"] == "active" and exp.position != bookmark["position"]:
+                v.append(Violation("bookmark-order", f"killed right after writing {bookmark}, but {exp}"))
+        return v
 
     def judge(
         self,
@@ -592,10 +647,22 @@ class Matrix:
         return v
 
 
-def format_failures(results: list[CaseResult], tags: set[str] | None = None) -> str:
+def finalize_bug_applies(at_crash: Session) -> bool:
+    """Known SDK bug (see test_crash_known_bugs.py): the crash fell between the durable final
+    assistant text and the durable `completed` bookmark, and recovery never finalizes."""
+    msgs = at_crash.messages
+    return (
+        bool(msgs)
+        and msgs[-1]["role"] == "assistant"
+        and not uses(msgs[-1])
+        and (at_crash.bookmark is None or at_crash.bookmark["execution_status"] != "completed")
+    )
+
+
+def format_failures(results: list[CaseResult], *, only_unexpected: bool = True) -> str:
     lines = []
     for r in results:
-        chosen = [x for x in r.violations if tags is None or x.tag in tags]
+        chosen = r.unexpected() if only_unexpected else r.violations
         if chosen:
             lines.append(f"{r.point.case_id} ({r.point.label}):")
             lines += [f"    [{x.tag}] {x.detail}" for x in chosen]

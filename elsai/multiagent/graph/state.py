@@ -39,6 +39,8 @@ class GraphState:
 
     task: Task
     run_id: str
+    #: The caller's invocation id of this run (see MultiAgentBase.invoke_async), if any.
+    invocation_id: str | None = None
     status: Status = Status.PENDING
     completed_nodes: list[str] = field(default_factory=list)
     failed_nodes: list[str] = field(default_factory=list)
@@ -55,6 +57,8 @@ class GraphState:
     accumulated_usage: Usage = field(default_factory=empty_usage)
     accumulated_metrics: dict[str, float] = field(default_factory=dict)
     error: str | None = None
+    #: False once the run stopped on a limit: the next call starts a fresh run.
+    resumable: bool = True
 
     def result_text(self, name: str) -> str:
         result = self.results.get(name)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Run the elsai vs strands-agents benchmarks in their own venv (.venv-bench).
+#
+#   bench/run.sh            # full run, ~3-4 minutes; writes bench/results/{latest.json,README.md}
+#   bench/run.sh --quick    # smoke test (results/latest-quick.*)
+#   bench/run.sh --only resume --repeats 7
+#
+# strands-agents is a benchmark-only peer: it is installed here, never in the project venv.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${BENCH_VENV:-$ROOT/.venv-bench}"
+PY="${PYTHON:-python3}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "creating $VENV" >&2
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --upgrade pip
+  "$VENV/bin/pip" install --quiet -e "$ROOT[bench]" "moto[s3,server]"
+fi
+if ! "$VENV/bin/python" -c "import strands, moto.server, elsai" 2>/dev/null; then
+  echo "installing benchmark dependencies into $VENV" >&2
+  "$VENV/bin/pip" install --quiet -e "$ROOT[bench]" "moto[s3,server]"
+fi
+
+cd "$ROOT"
+exec "$VENV/bin/python" -m bench.run_all "$@"

@@ -1,0 +1,408 @@
+"""AnthropicModel: Claude through Anthropic's Messages API, with the official `anthropic` SDK.
+
+elsai speaks Converse-shaped messages; this provider translates them into Messages API
+content blocks, turns the raw server-sent events back into elsai events, and maps Anthropic's
+errors onto `elsai.errors` (429 and 529 "overloaded" are retried, then become
+`ModelThrottledError`; "prompt is too long" becomes `ContextWindowOverflowError`).
+
+The SDK is an optional extra (`pip install "elsai[anthropic]"`), imported when the model is
+constructed, never by `import elsai`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Any, cast
+
+from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
+from elsai.models._optional import (
+    IMAGE_MEDIA_TYPES,
+    LoopBoundClient,
+    RetryPolicy,
+    import_sdk,
+    media_bytes,
+    sdk_call_kwargs,
+    stream_with_retries,
+)
+from elsai.models.base import (
+    BlockStop,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ModelStop,
+    ReasoningDelta,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
+from elsai.types import Message, StopReason, ToolChoice, ToolSpec, Usage, empty_usage
+
+DEFAULT_MODEL_ID = "claude-sonnet-4-6"
+"""Claude Sonnet 4.6, the model `BedrockModel` defaults to: switching provider keeps the model."""
+
+DEFAULT_MAX_TOKENS = 4096
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "content_filtered",
+    # The reply was cut short by the context window: to the loop this is a truncated reply.
+    "model_context_window_exceeded": "max_tokens",
+    # A server-side tool paused a long turn; elsai has no continuation, so the turn ends.
+    "pause_turn": "end_turn",
+}
+_OVERFLOW_HINTS = (
+    "prompt is too long",
+    "input is too long",
+    "exceed context limit",
+    "exceeds the context window",
+    "context window",
+    "too many input tokens",
+)
+_TEXT_DOCUMENTS = {"txt", "md", "csv", "html"}
+
+
+class AnthropicModel(Model):
+    """Claude on the Anthropic API.
+
+    `client_args` go to `anthropic.AsyncAnthropic(...)` (api_key, base_url, timeout, ...). The
+    SDK's own retries are off unless `client_args` sets `max_retries`: this provider retries
+    itself, with jitter and only before anything was yielded. A `client` you pass is used as is
+    (its retries then stack with ours). `params` are merged last into the request body
+    (e.g. `{"thinking": {"type": "enabled", "budget_tokens": 2048}, "top_k": 5}`).
+    """
+
+    def __init__(
+        self,
+        model_id: str = DEFAULT_MODEL_ID,
+        *,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float | None = None,
+        client: Any = None,
+        client_args: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        max_retries: int = 6,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self._sdk = import_sdk("anthropic", "AnthropicModel", "anthropic")
+        self.model_id = model_id
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.client_args = dict(client_args or {})
+        self.params = dict(params or {})
+        self.retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
+        self._clients = LoopBoundClient(client, self._new_client)
+
+    def _new_client(self) -> Any:
+        return self._sdk.AsyncAnthropic(**{"max_retries": 0, **self.client_args})
+
+    @property
+    def client(self) -> Any:
+        """The `AsyncAnthropic` client (created on first use, one per event loop)."""
+        return self._clients.get()
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {
+            "provider": "anthropic",
+            "model_id": self.model_id,
+            "max_tokens": self.max_tokens,
+            "temperature": self.temperature,
+            "params": self.params,
+            "max_retries": self.retry.max_retries,
+            "initial_backoff": self.retry.initial_backoff,
+            "max_backoff": self.retry.max_backoff,
+        }
+
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of the Messages API call for `request`."""
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "max_tokens": self.max_tokens,
+            "messages": _messages(request.messages),
+        }
+        if request.system_prompt:
+            body["system"] = request.system_prompt
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        if request.tool_specs:
+            body["tools"] = [_tool(spec) for spec in request.tool_specs]
+            if request.tool_choice:
+                body["tool_choice"] = _tool_choice(request.tool_choice)
+        body.update(self.params)
+        body["stream"] = True
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        body = self.build_request(request)
+        async for event in stream_with_retries(
+            lambda: self._stream_once(body), self.retry, self._classify, _translate
+        ):
+            yield event
+
+    async def _stream_once(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        started = time.monotonic()
+        create = self.client.messages.create
+        stream = await create(**sdk_call_kwargs(create, body))
+        parser = _StreamParser()
+        try:
+            async for raw in stream:
+                for event in parser.feed(raw):
+                    yield event
+        finally:
+            await stream.close()
+        if not parser.finished:
+            raise ModelError("Anthropic stream ended before message_stop")
+        yield parser.stop(latency_ms=int((time.monotonic() - started) * 1000))
+
+    def _classify(self, exc: BaseException) -> str:
+        """One of "throttled", "transient", "overflow", "other"."""
+        sdk = self._sdk
+        if isinstance(exc, sdk.APIStatusError) or (
+            isinstance(exc, sdk.APIError) and isinstance(getattr(exc, "body", None), dict)
+        ):
+            status = getattr(exc, "status_code", None)
+            body = getattr(exc, "body", None)
+            error = body.get("error", body) if isinstance(body, dict) else None
+            error = error if isinstance(error, dict) else {}
+            kind = str(error.get("type", ""))
+            message = f"{exc} {error.get('message', '')}".lower()
+            if status in (429, 529) or kind in ("rate_limit_error", "overloaded_error"):
+                return "throttled"
+            if (status is not None and status >= 500) or kind == "api_error":
+                return "transient"
+            if status == 413 or kind == "request_too_large":
+                return "overflow"
+            if any(hint in message for hint in _OVERFLOW_HINTS):
+                return "overflow"
+            return "other"
+        if isinstance(exc, sdk.APIConnectionError):
+            return "transient"  # includes timeouts
+        return "other"
+
+
+class _StreamParser:
+    """Maps Messages API stream events to elsai events, collecting stop reason and usage."""
+
+    def __init__(self) -> None:
+        self.stop_reason: StopReason = "end_turn"
+        self.finished = False
+        self._usage: dict[str, int] = {}
+
+    def feed(self, raw: Any) -> list[ModelEvent]:
+        kind = getattr(raw, "type", None)
+        if kind == "content_block_delta":
+            return _delta_events(raw.index, raw.delta)
+        if kind == "content_block_start":
+            return _start_events(raw.index, raw.content_block)
+        if kind == "content_block_stop":
+            return [BlockStop(raw.index)]
+        if kind == "message_start":
+            self._add_usage(getattr(raw.message, "usage", None))
+        elif kind == "message_delta":
+            reason = getattr(raw.delta, "stop_reason", None)
+            if reason:
+                self.stop_reason = _STOP_REASONS.get(reason, "end_turn")
+            self._add_usage(getattr(raw, "usage", None))
+        elif kind == "message_stop":
+            self.finished = True
+        return []
+
+    def _add_usage(self, usage: Any) -> None:
+        # message_start carries the input counts, message_delta the (cumulative) output count;
+        # later non-null values win.
+        for name in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        ):
+            value = getattr(usage, name, None)
+            if value is not None:
+                self._usage[name] = int(value)
+
+    def stop(self, latency_ms: int) -> ModelStop:
+        return ModelStop(stop_reason=self.stop_reason, usage=self.usage(), latency_ms=latency_ms)
+
+    def usage(self) -> Usage:
+        """Anthropic's input count excludes cached tokens; the total counts them all."""
+        raw = self._usage
+        usage = empty_usage()
+        usage["inputTokens"] = raw.get("input_tokens", 0)
+        usage["outputTokens"] = raw.get("output_tokens", 0)
+        cache_read = raw.get("cache_read_input_tokens", 0)
+        cache_write = raw.get("cache_creation_input_tokens", 0)
+        total = usage["inputTokens"] + usage["outputTokens"] + cache_read + cache_write
+        usage["totalTokens"] = total
+        if cache_read:
+            usage["cacheReadInputTokens"] = cache_read
+        if cache_write:
+            usage["cacheWriteInputTokens"] = cache_write
+        return usage
+
+
+def _start_events(index: int, block: Any) -> list[ModelEvent]:
+    kind = getattr(block, "type", None)
+    if kind == "tool_use":
+        # The start carries `input: {}`; the real input arrives as input_json_delta fragments.
+        return [ToolUseStart(index, block.id, block.name)]
+    if kind == "text" and block.text:
+        return [TextDelta(text=block.text, index=index)]
+    if kind == "thinking" and (block.thinking or getattr(block, "signature", None)):
+        return [ReasoningDelta(index, block.thinking, getattr(block, "signature", None) or None)]
+    return []  # redacted thinking and server-side tool blocks have no elsai event
+
+
+def _delta_events(index: int, delta: Any) -> list[ModelEvent]:
+    kind = getattr(delta, "type", None)
+    if kind == "text_delta":
+        return [TextDelta(text=delta.text, index=index)]
+    if kind == "input_json_delta":
+        return [ToolInputDelta(index, delta.partial_json)]
+    if kind == "thinking_delta":
+        return [ReasoningDelta(index, delta.thinking)]
+    if kind == "signature_delta":
+        return [ReasoningDelta(index, signature=delta.signature)]
+    return []
+
+
+# -- Converse -> Messages API --------------------------------------------------------------
+
+
+def _messages(messages: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for message in cast(list[Message], messages):
+        content = _content(message["content"])
+        if message["role"] == "user":
+            # Anthropic wants the answers to the previous turn's tool calls first.
+            content.sort(key=lambda b: b["type"] != "tool_result")
+        if content:
+            out.append({"role": message["role"], "content": content})
+    return out
+
+
+def _content(blocks: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in blocks:
+        if "cachePoint" in block:
+            if out:  # a Converse cache point marks the end of the block before it
+                out[-1]["cache_control"] = {"type": "ephemeral"}
+            continue
+        converted = _block(block)
+        if converted is not None:
+            out.append(converted)
+    return out
+
+
+def _block(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    if "text" in block:
+        # The API rejects blank text blocks.
+        return {"type": "text", "text": block["text"]} if str(block["text"]).strip() else None
+    if "toolUse" in block:
+        use = block["toolUse"]
+        # Input the model garbled is kept as a string by the assembler; the API wants an object.
+        tool_input = use.get("input")
+        return {
+            "type": "tool_use",
+            "id": use["toolUseId"],
+            "name": use["name"],
+            "input": tool_input if isinstance(tool_input, dict) else {},
+        }
+    if "toolResult" in block:
+        return _tool_result(block["toolResult"])
+    if "image" in block:
+        return _image(block["image"])
+    if "document" in block:
+        return _document(block["document"])
+    if "reasoningContent" in block:
+        return _reasoning(block["reasoningContent"])
+    return None  # elsai bookkeeping or Converse-only blocks the Messages API cannot take
+
+
+def _tool_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    for item in result.get("content", []):
+        if "text" in item:
+            content.append({"type": "text", "text": item["text"]})
+        elif "json" in item:
+            content.append({"type": "text", "text": json.dumps(item["json"])})
+        elif "image" in item:
+            content.append(_image(item["image"]))
+        elif "document" in item:
+            content.append(_document(item["document"]))
+    out: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": result["toolUseId"],
+        "content": content,
+    }
+    if result.get("status") == "error":
+        out["is_error"] = True
+    return out
+
+
+def _image(image: Mapping[str, Any]) -> dict[str, Any]:
+    fmt = str(image.get("format", "")).lower()
+    if fmt not in IMAGE_MEDIA_TYPES:
+        raise ModelError(f"AnthropicModel cannot send images of format {fmt!r}")
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": IMAGE_MEDIA_TYPES[fmt], "data": _b64(image)},
+    }
+
+
+def _document(document: Mapping[str, Any]) -> dict[str, Any]:
+    fmt = str(document.get("format", "")).lower()
+    if fmt == "pdf":
+        source = {"type": "base64", "media_type": "application/pdf", "data": _b64(document)}
+    elif fmt in _TEXT_DOCUMENTS:
+        text = media_bytes(document).decode("utf-8", "replace")
+        source = {"type": "text", "media_type": "text/plain", "data": text}
+    else:
+        raise ModelError(f"AnthropicModel cannot send documents of format {fmt!r}")
+    out: dict[str, Any] = {"type": "document", "source": source}
+    if document.get("name"):
+        out["title"] = document["name"]
+    return out
+
+
+def _reasoning(reasoning: Mapping[str, Any]) -> dict[str, Any] | None:
+    text = reasoning.get("reasoningText") or {}
+    # Thinking is only accepted back with the signature that proves it came from Claude.
+    if text.get("signature"):
+        thinking = text.get("text", "")
+        return {"type": "thinking", "thinking": thinking, "signature": text["signature"]}
+    return None
+
+
+def _b64(media: Mapping[str, Any]) -> str:
+    return base64.b64encode(media_bytes(media)).decode("ascii")
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "name": spec["name"],
+        "description": spec["description"],
+        "input_schema": spec["inputSchema"]["json"],
+    }
+
+
+def _tool_choice(choice: ToolChoice) -> dict[str, Any]:
+    if "tool" in choice:
+        return {"type": "tool", "name": choice["tool"]["name"]}
+    if "any" in choice:
+        return {"type": "any"}
+    return {"type": "auto"}
+
+
+def _translate(exc: Exception, kind: str) -> ModelError:
+    if kind == "throttled":
+        return ModelThrottledError(f"Anthropic kept throttling: {exc}")
+    if kind == "overflow":
+        return ContextWindowOverflowError(f"Anthropic input exceeds the context window: {exc}")
+    return ModelError(f"Anthropic call failed: {exc}")

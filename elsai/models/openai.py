@@ -1,0 +1,362 @@
+"""OpenAIModel: OpenAI Chat Completions and the servers that speak it, via the `openai` SDK.
+
+`client_args={"base_url": "http://localhost:11434/v1", "api_key": "x"}` reaches Ollama, vLLM,
+llama.cpp and other OpenAI-compatible servers. The provider translates Converse-shaped
+messages into chat messages (tool results become `role: "tool"` messages), folds the streamed
+chunks back into elsai events, and maps errors onto `elsai.errors`.
+
+Some compatible servers bend the protocol; the parser tolerates the common cases: a tool call
+without an id gets one, several calls reported under one index are kept apart by id, and
+`finish_reason: "stop"` after tool calls is read as `tool_use` so the calls are not dropped.
+
+The SDK is an optional extra (`pip install "elsai[openai]"`), imported when the model is
+constructed, never by `import elsai`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
+from elsai.models._optional import (
+    IMAGE_MEDIA_TYPES,
+    LoopBoundClient,
+    RetryPolicy,
+    import_sdk,
+    media_bytes,
+    sdk_call_kwargs,
+    stream_with_retries,
+)
+from elsai.models.base import (
+    BlockStop,
+    Model,
+    ModelEvent,
+    ModelRequest,
+    ModelStop,
+    ReasoningDelta,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
+from elsai.types import Message, StopReason, ToolChoice, ToolSpec, Usage, empty_usage
+
+DEFAULT_MODEL_ID = "gpt-4o"
+"""Widely available, tool-capable and multimodal; override it for newer or local models."""
+
+_FINISH_REASONS: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "content_filtered",
+}
+_OVERFLOW_CODES = {"context_length_exceeded", "exceed_context_size_error"}
+_OVERFLOW_HINTS = (
+    "maximum context length",
+    "context length exceeded",
+    "context_length_exceeded",
+    "exceeds the available context size",
+    "exceed context window",
+    "prompt is too long",
+    "too many tokens",
+)
+
+# Content block layout of the assembled message: reasoning first, then text, then tool calls.
+_REASONING_INDEX = 0
+_TEXT_INDEX = 1
+_FIRST_TOOL_INDEX = 2
+
+
+class OpenAIModel(Model):
+    """A chat-completions model: OpenAI's, or any OpenAI-compatible server's.
+
+    `client_args` go to `openai.AsyncOpenAI(...)`. The SDK's own retries are off unless
+    `client_args` sets `max_retries`: this provider retries itself, with jitter and only
+    before anything was yielded. A `client` you pass is used as is. `params` are merged last
+    into the request body (e.g. `{"max_completion_tokens": 1024, "temperature": 0}`).
+    """
+
+    def __init__(
+        self,
+        model_id: str = DEFAULT_MODEL_ID,
+        *,
+        client: Any = None,
+        client_args: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        max_retries: int = 6,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 30.0,
+    ) -> None:
+        self._sdk = import_sdk("openai", "OpenAIModel", "openai")
+        self.model_id = model_id
+        self.client_args = dict(client_args or {})
+        self.params = dict(params or {})
+        self.retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
+        self._clients = LoopBoundClient(client, self._new_client)
+
+    def _new_client(self) -> Any:
+        return self._sdk.AsyncOpenAI(**{"max_retries": 0, **self.client_args})
+
+    @property
+    def client(self) -> Any:
+        """The `AsyncOpenAI` client (created on first use, one per event loop)."""
+        return self._clients.get()
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return {
+            "provider": "openai",
+            "model_id": self.model_id,
+            "base_url": self.client_args.get("base_url"),
+            "params": self.params,
+            "max_retries": self.retry.max_retries,
+            "initial_backoff": self.retry.initial_backoff,
+            "max_backoff": self.retry.max_backoff,
+        }
+
+    def build_request(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of the chat completions call for `request`."""
+        messages: list[dict[str, Any]] = []
+        if request.system_prompt:
+            messages.append({"role": "system", "content": request.system_prompt})
+        for message in request.messages:
+            messages.extend(_messages(message))
+        body: dict[str, Any] = {"model": self.model_id, "messages": messages}
+        if request.tool_specs:
+            body["tools"] = [_tool(spec) for spec in request.tool_specs]
+            if request.tool_choice:
+                body["tool_choice"] = _tool_choice(request.tool_choice)
+        body.update(self.params)
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        return body
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        body = self.build_request(request)
+        async for event in stream_with_retries(
+            lambda: self._stream_once(body), self.retry, self._classify, _translate
+        ):
+            yield event
+
+    async def _stream_once(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        started = time.monotonic()
+        create = self.client.chat.completions.create
+        stream = await create(**sdk_call_kwargs(create, body))
+        parser = _StreamParser()
+        try:
+            async for chunk in stream:
+                for event in parser.feed(chunk):
+                    yield event
+        finally:
+            await stream.close()
+        for event in parser.finish(latency_ms=int((time.monotonic() - started) * 1000)):
+            yield event
+
+    def _classify(self, exc: BaseException) -> str:
+        """One of "throttled", "transient", "overflow", "other"."""
+        sdk = self._sdk
+        if isinstance(exc, sdk.APIConnectionError):
+            return "transient"  # includes timeouts
+        if not isinstance(exc, sdk.APIError):
+            return "other"
+        status = getattr(exc, "status_code", None)
+        code = str(getattr(exc, "code", None) or "")
+        kind = str(getattr(exc, "type", None) or "")
+        message = str(getattr(exc, "message", exc)).lower()
+        if code in _OVERFLOW_CODES or kind in _OVERFLOW_CODES:
+            return "overflow"
+        if status == 429 or code == "rate_limit_exceeded":
+            # An exhausted quota is also a 429, but waiting will not refill it.
+            return "other" if code == "insufficient_quota" else "throttled"
+        if (status is not None and status >= 500) or kind == "server_error":
+            return "transient"
+        if (status is None or status in (400, 413)) and any(h in message for h in _OVERFLOW_HINTS):
+            return "overflow"
+        return "other"
+
+
+class _StreamParser:
+    """Folds chat-completion chunks into elsai events, collecting stop reason and usage."""
+
+    def __init__(self) -> None:
+        self.finish_reason: str | None = None
+        self.usage: Usage = empty_usage()
+        self._open: set[int] = set()
+        self._calls: dict[int, tuple[int, str]] = {}  # OpenAI index -> (block index, call id)
+        self._next_block = _FIRST_TOOL_INDEX
+
+    def feed(self, chunk: Any) -> list[ModelEvent]:
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = _usage(chunk.usage)
+        events: list[ModelEvent] = []
+        for choice in getattr(chunk, "choices", None) or []:
+            if getattr(choice, "index", 0) != 0:
+                continue  # only one completion is requested
+            delta = choice.delta
+            if delta is not None:
+                events.extend(self._delta(delta))
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+        return events
+
+    def _delta(self, delta: Any) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        # Not in OpenAI's API, but vLLM, Ollama and others stream thinking under these names.
+        reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        if isinstance(reasoning, str) and reasoning:
+            self._open.add(_REASONING_INDEX)
+            events.append(ReasoningDelta(_REASONING_INDEX, reasoning))
+        if delta.content:
+            self._open.add(_TEXT_INDEX)
+            events.append(TextDelta(text=delta.content, index=_TEXT_INDEX))
+        for call in getattr(delta, "tool_calls", None) or []:
+            events.extend(self._tool_call(call))
+        return events
+
+    def _tool_call(self, call: Any) -> list[ModelEvent]:
+        events: list[ModelEvent] = []
+        position = call.index if call.index is not None else len(self._calls)
+        function = call.function
+        known = self._calls.get(position)
+        if known is None or (call.id and call.id != known[1]):
+            block = self._next_block
+            self._next_block += 1
+            call_id = call.id or f"call_{uuid.uuid4().hex[:24]}"
+            self._calls[position] = (block, call_id)
+            self._open.add(block)
+            name = (function.name if function is not None else None) or ""
+            events.append(ToolUseStart(block, call_id, name))
+        block = self._calls[position][0]
+        arguments = function.arguments if function is not None else None
+        if arguments:
+            events.append(ToolInputDelta(block, arguments))
+        return events
+
+    def finish(self, latency_ms: int) -> list[ModelEvent]:
+        events: list[ModelEvent] = [BlockStop(index) for index in sorted(self._open)]
+        reason = _FINISH_REASONS.get(self.finish_reason or "stop", "end_turn")
+        if reason == "end_turn" and self._calls:
+            reason = "tool_use"  # servers that say "stop" after calling tools
+        events.append(ModelStop(stop_reason=reason, usage=self.usage, latency_ms=latency_ms))
+        return events
+
+
+def _usage(raw: Any) -> Usage:
+    usage = empty_usage()
+    usage["inputTokens"] = int(getattr(raw, "prompt_tokens", 0) or 0)
+    usage["outputTokens"] = int(getattr(raw, "completion_tokens", 0) or 0)
+    total = getattr(raw, "total_tokens", None)
+    usage["totalTokens"] = int(total) if total else usage["inputTokens"] + usage["outputTokens"]
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached:
+        usage["cacheReadInputTokens"] = int(cached)
+    return usage
+
+
+# -- Converse -> chat messages --------------------------------------------------------------
+
+
+def _messages(message: Message) -> list[dict[str, Any]]:
+    """One Converse message as chat messages (a user turn with tool results becomes several)."""
+    blocks: Sequence[Mapping[str, Any]] = message["content"]
+    if message["role"] == "assistant":
+        return [_assistant(blocks)]
+    out: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for block in blocks:
+        if "toolResult" in block:
+            tool_message, images = _tool_result(block["toolResult"])
+            out.append(tool_message)
+            parts.extend(images)  # tool messages carry text only; images follow as the user's
+        elif "text" in block:
+            parts.append({"type": "text", "text": block["text"]})
+        elif "image" in block:
+            parts.append(_image(block["image"]))
+        elif "document" in block:
+            raise ModelError("OpenAIModel cannot send documents")
+    if parts:
+        only_text = len(parts) == 1 and parts[0]["type"] == "text"
+        # A plain string is what every compatible server understands.
+        out.append({"role": "user", "content": parts[0]["text"] if only_text else parts})
+    return out
+
+
+def _assistant(blocks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    texts = [b["text"] for b in blocks if "text" in b and b["text"]]
+    calls = [
+        {
+            "id": use["toolUseId"],
+            "type": "function",
+            "function": {"name": use["name"], "arguments": _arguments(use.get("input"))},
+        }
+        for use in (b["toolUse"] for b in blocks if "toolUse" in b)
+    ]
+    out: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) if texts else None}
+    if calls:
+        out["tool_calls"] = calls
+    elif out["content"] is None:
+        out["content"] = ""
+    return out
+
+
+def _arguments(tool_input: Any) -> str:
+    # Input the model garbled is kept as a string by the assembler: send it back verbatim.
+    if isinstance(tool_input, str):
+        return tool_input
+    return json.dumps(tool_input if tool_input is not None else {})
+
+
+def _tool_result(result: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    texts: list[str] = []
+    images: list[dict[str, Any]] = []
+    for item in result.get("content", []):
+        if "text" in item:
+            texts.append(item["text"])
+        elif "json" in item:
+            texts.append(json.dumps(item["json"]))
+        elif "image" in item:
+            images.append(_image(item["image"]))
+    message = {"role": "tool", "tool_call_id": result["toolUseId"], "content": "\n".join(texts)}
+    return message, images
+
+
+def _image(image: Mapping[str, Any]) -> dict[str, Any]:
+    fmt = str(image.get("format", "")).lower()
+    if fmt not in IMAGE_MEDIA_TYPES:
+        raise ModelError(f"OpenAIModel cannot send images of format {fmt!r}")
+    encoded = base64.b64encode(media_bytes(image)).decode("ascii")
+    url = f"data:{IMAGE_MEDIA_TYPES[fmt]};base64,{encoded}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": spec["name"],
+            "description": spec["description"],
+            "parameters": spec["inputSchema"]["json"],
+        },
+    }
+
+
+def _tool_choice(choice: ToolChoice) -> Any:
+    if "tool" in choice:
+        return {"type": "function", "function": {"name": choice["tool"]["name"]}}
+    if "any" in choice:
+        return "required"
+    return "auto"
+
+
+def _translate(exc: Exception, kind: str) -> ModelError:
+    if kind == "throttled":
+        return ModelThrottledError(f"OpenAI-compatible server kept throttling: {exc}")
+    if kind == "overflow":
+        return ContextWindowOverflowError(f"Input exceeds the model's context window: {exc}")
+    return ModelError(f"OpenAI-compatible call failed: {exc}")

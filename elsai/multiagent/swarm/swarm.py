@@ -1,0 +1,269 @@
+"""Swarm: agents that pass the task along with `handoff_to_agent`, one at a time.
+
+Each node execution has a stable invocation id ("<swarm id>:<run id>:<node>:<n>"). The
+cursor (multi_agent.json) is written at the start of a call and after every node execution;
+the node agents keep their own sessions and checkpoints. After a crash, a rebuilt swarm
+re-invokes the current node with the same invocation id: mid-tool it resumes from the
+agent's bookmark; if the node had already handed off (recorded in its agent state) it is
+not invoked again and the handoff is taken as recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from elsai.agent.agent import Agent
+from elsai.errors import ConcurrentInvocationError
+from elsai.multiagent.base import (
+    MultiAgentBase,
+    NodeResult,
+    Status,
+    Task,
+    add_metrics,
+    add_usage,
+    compose_input,
+    keep_live_results,
+    restored_agent_result,
+    task_text,
+)
+from elsai.multiagent.invoke import NodeCall, route_responses, run_node
+from elsai.multiagent.limits import int_at_least, positive_seconds
+from elsai.multiagent.persistence import CursorStore, SwarmCursor, encode_task, interrupt_dict
+from elsai.multiagent.swarm.handoff import Handoff, HandoffTool
+from elsai.multiagent.swarm.nodes import check_nodes, entry_name
+from elsai.multiagent.swarm.state import SwarmResult, SwarmState
+from elsai.session import keys
+from elsai.types import text_of
+
+if TYPE_CHECKING:
+    from elsai.session.manager import SessionManager
+
+logger = logging.getLogger("elsai.multiagent")
+
+
+class Swarm(MultiAgentBase):
+    """`swarm(task)` runs the entry agent; each handoff passes control to the named agent."""
+
+    def __init__(
+        self,
+        nodes: Sequence[Agent],
+        entry_point: Agent | str | None = None,
+        session_manager: SessionManager | None = None,
+        max_handoffs: int = 20,
+        max_iterations: int = 20,
+        execution_timeout: float | None = 900.0,
+        node_timeout: float | None = 300.0,
+        repetitive_handoff_detection_window: int = 8,
+        repetitive_handoff_min_unique_agents: int = 3,
+        *,
+        swarm_id: str = "swarm",
+    ) -> None:
+        self.id = keys.validate_id(swarm_id, "swarm id")
+        self.nodes = check_nodes(nodes)
+        self.entry_point = entry_name(self.nodes, entry_point)
+        self.session_manager = session_manager
+        self.max_handoffs = int_at_least(max_handoffs, "max_handoffs", 0)
+        self.max_iterations = int_at_least(max_iterations, "max_iterations")
+        self.execution_timeout = positive_seconds(execution_timeout, "execution_timeout")
+        self.node_timeout = positive_seconds(node_timeout, "node_timeout")
+        self.detection_window = int_at_least(repetitive_handoff_detection_window, "repetitive_handoff_detection_window", 0)
+        self.min_unique_agents = int_at_least(repetitive_handoff_min_unique_agents, "repetitive_handoff_min_unique_agents")
+        self.state: SwarmState | None = None
+        self._lock = threading.Lock()
+        for name, agent in self.nodes.items():
+            peers = {other: a.config.description or "" for other, a in self.nodes.items() if other != name}
+            agent.tool_registry.register(HandoffTool(name, peers))
+
+    def __call__(self, task: Task, **kwargs: Any) -> SwarmResult:
+        return super().__call__(task, **kwargs)  # type: ignore[return-value]
+
+    async def invoke_async(
+        self,
+        task: Task,
+        *,
+        invocation_state: dict[str, Any] | None = None,
+        invocation_id: str | None = None,
+        **kwargs: Any,
+    ) -> SwarmResult:
+        """Run the swarm, or continue its unfinished run stored in multi_agent.json.
+
+        When the stored run was interrupted, `task` goes to the interrupted agent (e.g.
+        `[{"interruptResponse": {...}}]` blocks) instead of starting anything new.
+        """
+        if kwargs:
+            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
+        if not self._lock.acquire(blocking=False):
+            raise ConcurrentInvocationError(f"swarm {self.id!r} is already running; swarms are not re-entrant")
+        try:
+            return await self._invoke(task, dict(invocation_state or {}), invocation_id)
+        finally:
+            self._lock.release()
+
+    async def _invoke(self, task: Task, invocation_state: dict[str, Any], invocation_id: str | None) -> SwarmResult:
+        started = time.perf_counter()
+        deadline = started + self.execution_timeout if self.execution_timeout is not None else None
+        store = CursorStore(self.session_manager, "swarm", self.id)
+        cursor = store.load(SwarmCursor)
+        if cursor is not None and cursor.status == Status.COMPLETED and invocation_id and cursor.invocation_id == invocation_id:
+            self.state = SwarmState.from_cursor(cursor)  # this exact call already completed: its stored result
+            return self._result(self.state, time.perf_counter() - started, True)
+        resumed = cursor is not None and cursor.status != Status.COMPLETED and cursor.resumable
+        answers: Task | None = None
+        if cursor is not None and resumed:
+            state = SwarmState.from_cursor(cursor)
+            if self.state is not None and self.state.run_id == state.run_id:
+                keep_live_results(state.results, self.state.results)
+            if state.current_node not in self.nodes:
+                raise ValueError(f"the stored run of swarm {self.id!r} is at unknown node {state.current_node!r}")
+            if cursor.status == Status.INTERRUPTED:
+                answers = task
+            elif encode_task(task) != cursor.task:
+                logger.warning("swarm %r continues its unfinished run from %s; the new task is ignored", self.id, store.where())
+        else:
+            state = SwarmState(
+                task=task, run_id=uuid.uuid4().hex[:12], current_node=self.entry_point, invocation_id=invocation_id
+            )
+        state.status, state.error = Status.EXECUTING, None
+        self.state = state
+        store.save(state.to_cursor(self.id))
+        while state.status == Status.EXECUTING:
+            if state.execution_count >= self.max_iterations:
+                self._stop(state, store, f"swarm {self.id!r} reached max_iterations={self.max_iterations}", resumable=False)
+                break
+            if deadline is not None and time.perf_counter() >= deadline:
+                self._stop(state, store, self._timeout_message())
+                break
+            result, handoff = await self._run_current(state, invocation_state, answers, deadline)
+            answers = None
+            self._record(state, result, handoff)
+            if state.status == Status.EXECUTING and handoff is None:
+                state.status = result.status
+            store.save(state.to_cursor(self.id))
+        return self._result(state, time.perf_counter() - started, resumed)
+
+    async def _run_current(
+        self, state: SwarmState, invocation_state: dict[str, Any], answers: Task | None, deadline: float | None
+    ) -> tuple[NodeResult, Handoff | None]:
+        name = state.current_node
+        agent = self.nodes[name]
+        invocation_id = f"{self.id}:{state.run_id}:{name}:{state.completed_steps + 1}"
+        handoff = Handoff.from_state(agent, invocation_id) if answers is None else None
+        if handoff is not None:
+            # It handed off before the process died and before the cursor said so: do not re-run it.
+            last = next((m for m in reversed(agent.messages) if m["role"] == "assistant"), None)
+            restored = NodeResult(restored_agent_result(text_of(last), "end_turn", {}), Status.COMPLETED, restored=True)
+            return restored, handoff
+        if answers is not None and name in state.results:
+            node_input = route_responses(answers, [interrupt_dict(i) for i in state.results[name].interrupts])
+            invocation_id += f":answer{state.interrupt_rounds}"
+        else:
+            node_input = self._input(state)
+        timeout, message = self.node_timeout, f"node {name!r} timed out after {self.node_timeout}s (node_timeout)"
+        if deadline is not None:
+            remaining = max(deadline - time.perf_counter(), 0.001)
+            if timeout is None or remaining < timeout:
+                timeout, message = remaining, f"{self._timeout_message()} while node {name!r} was running"
+        base_id = invocation_id.split(":answer")[0]
+        result = await run_node(
+            NodeCall(
+                name=name,
+                executor=agent,
+                input=node_input,
+                invocation_id=invocation_id,
+                invocation_state={**invocation_state, "swarm": self, "swarm_invocation_id": base_id, "node_name": name},
+                timeout=timeout,
+                timeout_message=message,
+                should_stop=lambda: Handoff.from_state(agent, base_id) is not None,
+            )
+        )
+        handoff = None
+        if result.status in (Status.COMPLETED, Status.PAUSED):
+            handoff = Handoff.from_state(agent, base_id)
+        if handoff is not None:
+            result.status = Status.COMPLETED  # the pause that ended its turn was the handoff
+        return result, handoff
+
+    def _input(self, state: SwarmState) -> Task:
+        if not state.handoffs:
+            return state.task
+        last = state.handoffs[-1]
+        parts = [f"Handoff from {last.from_node}: {last.message}", f"Original task:\n{task_text(state.task)}"]
+        if state.shared_context:
+            parts.append("Shared context:\n" + json.dumps(state.shared_context, indent=1, sort_keys=True))
+        parts.append("Agents so far: " + " -> ".join(state.node_history))
+        return compose_input("\n\n".join(parts), state.task)
+
+    def _record(self, state: SwarmState, result: NodeResult, handoff: Handoff | None) -> None:
+        name = state.current_node
+        state.results[name] = result
+        state.execution_count += 1
+        state.node_history.append(name)
+        add_usage(state.accumulated_usage, result.usage)
+        add_metrics(state.accumulated_metrics, result.metrics)
+        if result.status == Status.FAILED:
+            state.status, state.error = Status.FAILED, f"node {name!r} failed: {result.error}"
+            logger.error("swarm %r failed: %s", self.id, state.error)
+            return
+        if result.status == Status.INTERRUPTED:
+            state.interrupt_rounds += 1
+        if result.status != Status.COMPLETED:
+            return  # failed, interrupted or paused: a later call re-invokes it with the same id
+        state.completed_steps += 1
+        state.interrupt_rounds = 0
+        if handoff is None:
+            return
+        if len(state.handoffs) >= self.max_handoffs:
+            state.status, state.resumable = Status.FAILED, False
+            state.error = f"swarm {self.id!r} reached max_handoffs={self.max_handoffs} ({name!r} -> {handoff.to_node!r})"
+            logger.error("%s", state.error)
+            return
+        state.handoffs.append(handoff)
+        if handoff.context:
+            state.shared_context.setdefault(name, {}).update(handoff.context)
+        state.current_node = handoff.to_node
+        recent = [*state.node_history, handoff.to_node][-self.detection_window :] if self.detection_window else []
+        if len(recent) >= self.detection_window > 0 and len(set(recent)) < self.min_unique_agents:
+            state.status, state.resumable = Status.FAILED, False
+            state.error = (
+                f"swarm {self.id!r} stopped repetitive handoffs: the last {self.detection_window} executions "
+                f"involved only {sorted(set(recent))} (fewer than repetitive_handoff_min_unique_agents="
+                f"{self.min_unique_agents})"
+            )
+            logger.error("%s", state.error)
+
+    def _stop(self, state: SwarmState, store: CursorStore, error: str, *, resumable: bool = True) -> None:
+        state.status, state.error, state.resumable = Status.FAILED, error, resumable
+        logger.error("%s", error)
+        store.save(state.to_cursor(self.id))
+
+    def _timeout_message(self) -> str:
+        return f"swarm {self.id!r} execution timed out after {self.execution_timeout}s (execution_timeout)"
+
+    def _result(self, state: SwarmState, seconds: float, resumed: bool) -> SwarmResult:
+        current = state.results.get(state.current_node)
+        interrupts = current.interrupts if current is not None and state.status == Status.INTERRUPTED else []
+        return SwarmResult(
+            status=state.status,
+            results=dict(state.results),
+            accumulated_usage=dict(state.accumulated_usage),  # type: ignore[arg-type]
+            accumulated_metrics=dict(state.accumulated_metrics),
+            execution_count=state.execution_count,
+            execution_time=seconds,
+            error=state.error,
+            interrupts=interrupts,
+            resumed=resumed,
+            node_history=list(state.node_history),
+            handoffs=list(state.handoffs),
+            shared_context={k: dict(v) for k, v in state.shared_context.items()},
+            current_node=state.current_node,
+            state=state,
+        )
+
+    def __repr__(self) -> str:
+        return f"Swarm(id={self.id!r}, nodes={list(self.nodes)}, entry_point={self.entry_point!r})"

@@ -1,0 +1,106 @@
+"""`elsai sessions tail` follows a session while an agent (this test process) writes to it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from cli_helpers import Crash, agent, call, cli_env, recovered_tools, run_clean, sessions
+
+
+def start_tail(store: Path, session: str, *args: str) -> subprocess.Popen[str]:
+    """Start tail and return once it has shown the stored state (its first poll is flushed)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elsai.cli", "sessions", "tail", session, "--storage-dir", str(store),
+         "--interval", "0.05", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
+    assert proc.stdout is not None
+    proc.first_line = proc.stdout.readline()  # type: ignore[attr-defined]  # after the first poll's flush
+    return proc
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    """Exit code and output, including what the first readline() buffered (communicate() would
+    bypass that buffer)."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out = getattr(proc, "first_line", "") + proc.stdout.read()
+    err = proc.stderr.read()
+    return proc.wait(timeout=60), out, err
+
+
+def test_tail_prints_messages_and_bookmarks_as_another_process_writes(tmp_path: Path) -> None:
+    run_clean(tmp_path)  # a finished first turn: 6 messages, completed bookmark
+    proc = start_tail(tmp_path, "clean", "--last", "1", "--timeout", "30", "--until-complete")
+    script = [call(("t3", "get_weather", {"city": "Oslo"})), "Oslo is sunny too."]
+    agent(tmp_path, "clean", script)("And Oslo?")
+    code, out, err = finish(proc)
+    assert code == 0, err
+    assert "worker … 5 earlier message(s)" in out and "worker [4] user" not in out
+    assert "worker [5] assistant" in out  # --last 1: the newest stored message first
+    new = out[out.index("worker [6] user") :]
+    assert "And Oslo?" in new
+    assert '→ get_weather({"city": "Oslo"})  id=t3' in new
+    assert "← t3 success: Sunny, 72F in Oslo" in new
+    assert "worker [9] assistant" in new and "Oslo is sunny too." in new
+    assert new.rstrip().splitlines()[-1].startswith("worker bookmark after_tools · cycle 0 · message_count 10 · completed")
+
+
+def test_tail_timeout_exits_quietly_and_until_complete_fails_on_timeout(tmp_path: Path) -> None:
+    run_clean(tmp_path)
+    code, out, _ = finish(start_tail(tmp_path, "clean", "--timeout", "0.3"))
+    assert code == 0 and "worker [5] assistant" in out and "worker [0] user" not in out  # default --last 5
+    code, _, err = finish(start_tail(tmp_path, "clean", "--timeout", "0.3", "--until-complete"))
+    assert code == 1 and err == "elsai: timed out after 0.3s before a bookmark was completed\n"
+    missing = sessions(tmp_path, "tail", "nope", "--timeout", "1")
+    assert missing.returncode == 2 and missing.stderr == f"elsai: no session nope in {tmp_path}\n"
+
+
+def test_tail_json_shows_a_merged_message_being_rewritten(tmp_path: Path) -> None:
+    """Resuming after_tools merges the new input into the stored toolResult message, rewriting
+    that file: tail reports it as an update, not a new message."""
+
+    def die(_: Any) -> Any:
+        raise Crash("process died during the second model call")
+
+    try:
+        agent(tmp_path, "job", [call(("t1", "get_weather", {"city": "Paris"})), die])("Paris?")
+    except Crash:
+        pass
+    proc = start_tail(tmp_path, "job", "--json", "--timeout", "30", "--until-complete")
+    result = agent(tmp_path, "job", ["Paris is sunny."], tools=recovered_tools())("continue")
+    assert result.resume_position == "after_tools"
+    code, out, err = finish(proc)
+    assert code == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    updated = [e for e in events if e["event"] == "message_updated"]
+    assert len(updated) == 1 and updated[0]["index"] == 2
+    assert updated[0]["message"]["content"][-1] == {"text": "continue"}
+    kinds = [(e["event"], e.get("index")) for e in events if e["event"].startswith("message")]
+    assert kinds == [("message", 0), ("message", 1), ("message", 2), ("message_updated", 2), ("message", 3)]
+    assert events[-1]["event"] == "bookmark" and events[-1]["checkpoint"]["execution_status"] == "completed"
+
+
+def test_tail_wait_follows_a_session_that_does_not_exist_yet(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elsai.cli", "sessions", "tail", "later", "--storage-dir", str(tmp_path),
+         "--wait", "--interval", "0.05", "--timeout", "30", "--until-complete"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
+    assert proc.stderr is not None
+    waiting = proc.stderr.readline()
+    assert waiting == f"elsai: waiting for session later in {tmp_path}\n"
+    run_clean(tmp_path, "later")
+    code, out, _ = finish(proc)
+    assert code == 0
+    assert "worker [0] user" in out or "… " in out  # however much of the run it saw live
+    assert "message_count 6 · completed" in out

@@ -1,0 +1,57 @@
+"""Fixtures for the crash tests: a moto S3 server on loopback and stores children write to.
+
+Children are real processes; they reach the moto server over HTTP through
+`AWS_ENDPOINT_URL_S3`, exactly as a user's boto3 configuration would point at any S3.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import crash_harness as h
+
+
+@pytest.fixture(scope="session")
+def crash_moto_endpoint() -> Iterator[str]:
+    """One moto server per test session on a free loopback port."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def make_store(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], h.Store]:
+    """`make_store("file"|"s3")`: a fresh store (a directory, or a new bucket on moto)."""
+
+    def make(backend: str) -> h.Store:
+        if backend == "file":
+            root = tmp_path / f"store-{uuid.uuid4().hex[:6]}"
+            root.mkdir()
+            return h.FileStore(root)
+        endpoint = request.getfixturevalue("crash_moto_endpoint")
+        return h.S3Store(endpoint, f"elsai-crash-{uuid.uuid4().hex[:16]}")
+
+    return make
+
+
+@pytest.fixture
+def make_env(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], dict[str, str]]:
+    """`make_env(backend)`: the environment of a child (dummy credentials, moto endpoint)."""
+
+    def make(backend: str) -> dict[str, str]:
+        endpoint = request.getfixturevalue("crash_moto_endpoint") if backend == "s3" else None
+        return h.child_env(endpoint, tmp_path)
+
+    return make
