@@ -33,7 +33,7 @@ class InterruptState:
         """Take `interruptResponse` blocks; anything else while interrupts are pending is an error."""
         answers: dict[str, Any] = {}
         for block in content:
-            response = block.get("interruptResponse")  # type: ignore[misc]
+            response = block.get("interruptResponse")
             if not isinstance(response, dict) or "interruptId" not in response:
                 raise InterruptError(
                     "this agent is waiting for interrupt responses; invoke it with "

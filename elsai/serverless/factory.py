@@ -25,4 +25,4 @@ def load_factory(spec: str) -> AgentFactory:
     factory = getattr(module, attr, None)
     if not callable(factory):
         raise ValueError(f"agent factory {spec!r} is not a callable in {module_name!r}")
-    return factory  # type: ignore[no-any-return]
+    return factory

@@ -67,7 +67,7 @@ def run_slice(
 
     if request.interrupt_responses:
         prompt: Any = [{"interruptResponse": r} for r in request.interrupt_responses]
-        invocation_id = f"{request.execution_id}#responses#{request.slice}"
+        invocation_id: str | None = f"{request.execution_id}#responses#{request.slice}"
     else:
         # The prompt is exactly-once per execution: a retried first slice resumes instead.
         prompt = request.prompt
@@ -105,5 +105,5 @@ def park_task_token(session_manager: SessionManager, job_id: str, task_token: st
 
 def _interrupt_dict(interrupt: Any) -> dict[str, Any]:
     if hasattr(interrupt, "to_dict"):
-        return interrupt.to_dict()  # type: ignore[no-any-return]
+        return interrupt.to_dict()
     return dict(interrupt)

@@ -86,7 +86,7 @@ class SessionBinding:
 
         start = min(agent.conversation_manager.restore_window_start(self.next_index), self.next_index)
         objects = storage.read_many([keys.message_key(self.session_id, self.agent_id, i) for i in range(start, self.next_index)])
-        records = []
+        records: list[MessageRecord] = []
         for offset, obj in enumerate(objects):
             key = keys.message_key(self.session_id, self.agent_id, start + offset)
             if obj is None:
@@ -95,9 +95,8 @@ class SessionBinding:
         if records:
             self._last_record, self._last_version = records[-1], objects[-1].version  # type: ignore[union-attr]
             self.last_message = records[-1].as_message()
-        for record in records:
-            if record.invocation_id and record.invocation_id not in self.recorded_invocations:
-                self.recorded_invocations.append(record.invocation_id)
+        for message_record in records:
+            self._remember(message_record.invocation_id)
 
         initial = list(agent.messages)
         if self.next_index > 0:
