@@ -220,6 +220,9 @@ class EventLoop:
                 message = strip_incomplete_tool_uses(message)
             elif not tool_uses(message):
                 stop_reason = "end_turn"
+            if not message["content"]:
+                # Providers may return nothing; Converse rejects an empty assistant turn.
+                message = {"role": "assistant", "content": [{"text": "(no response)"}]}
             async for added in agent._append_message(message, self.persistence):
                 yield added
             self._last_message, self._last_stop_reason = message, stop_reason

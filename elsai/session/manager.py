@@ -6,6 +6,7 @@ layout (elsai.session.keys) and the durability rules (elsai.session.binding) are
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -44,10 +45,9 @@ class SessionManager:
                 self._session_ready = True
                 return load(SessionRecord, found.data, self.storage.describe(key))
             record = SessionRecord(session_id=self.session_id, created_at=utc_now())
-            try:
+            # Another process may create it first: same content, nothing lost.
+            with contextlib.suppress(SessionConflictError):
                 self.storage.create(key, dump(record))
-            except SessionConflictError:
-                pass  # another process created it first: same content, nothing lost
             self._session_ready = True
             return record
 

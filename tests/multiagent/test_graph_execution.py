@@ -214,3 +214,20 @@ def test_reset_on_revisit_gives_a_fresh_conversation() -> None:
     assert result.execution_order == ["worker", "judge", "worker", "judge"]
     second = model_of(worker).requests[1]
     assert len(second.messages) == 1, "a revisited node starts from its initial conversation"
+
+
+def test_swarm_as_a_graph_node() -> None:
+    from multiagent_helpers import handoff
+
+    from elsai.multiagent import Swarm
+
+    prep = agent("prep", ["prepared"])
+    s1 = agent("s1", [handoff("h1", "s2", "finish it")])
+    s2 = agent("s2", ["swarm answer"])
+    final = agent("final", ["final answer"])
+    builder = GraphBuilder().add_node(prep, "prep").add_node(Swarm([s1, s2]), "team").add_node(final, "final")
+    result = builder.add_edge("prep", "team").add_edge("team", "final").build()("task")
+
+    assert result.status == "completed" and result.execution_order == ["prep", "team", "final"]
+    assert "From team:\nswarm answer" in request_text(model_of(final))
+    assert "From prep:\nprepared" in request_text(model_of(s1))

@@ -3,6 +3,7 @@ an interrupt or a pause (crashes simulated in-process; real processes in test_mu
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from multiagent_helpers import (
     assert_valid_transcript,
     model_of,
     read_cursor,
+    request_text,
     stored_messages,
     tool_call,
 )
@@ -263,3 +265,51 @@ def test_task_with_binary_content_round_trips_through_the_cursor(tmp_path: Path)
     assert result.status == "completed"
     assert result.state is not None and result.state.task == task
     assert model_of(b2).calls == 1
+
+
+def test_invocation_id_makes_a_completed_call_exactly_once(tmp_path: Path) -> None:
+    a = agent("a", ["the only answer"], store=tmp_path)
+    graph = GraphBuilder().add_node(a, "a").set_session_manager(FileSessionManager("job", str(tmp_path))).build()
+
+    first = asyncio.run(graph.invoke_async("task", invocation_id="request-1"))
+    again = asyncio.run(graph.invoke_async("task", invocation_id="request-1"))
+
+    assert first.text == again.text == "the only answer"
+    assert again.resumed and again.status == "completed"
+    assert model_of(a).calls == 1
+    assert read_cursor(tmp_path)["invocation_id"] == "request-1"
+
+
+def test_nested_graph_that_completed_before_the_parent_recorded_it_is_not_rerun(tmp_path: Path) -> None:
+    def die_after_inner(key: str, nth: int) -> None:
+        if key.endswith("multi_agent.json") and nth == 3:
+            raise Crash("died before the outer cursor recorded the nested graph")
+
+    def build(x_script: list[Any], first_script: list[Any], last_script: list[Any], manager: Any) -> tuple[Graph, Any]:
+        x = agent("x", x_script, store=tmp_path, session_id="inner-job")
+        inner = (
+            GraphBuilder()
+            .add_node(x, "x")
+            .set_graph_id("inner")
+            .set_session_manager(FileSessionManager("inner-job", str(tmp_path)))
+            .build()
+        )
+        first = agent("first", first_script, store=tmp_path, session_id="outer-job")
+        last = agent("last", last_script, store=tmp_path, session_id="outer-job")
+        builder = GraphBuilder().add_node(first, "first").add_node(inner, "inner").add_node(last, "last")
+        builder.add_edge("first", "inner").add_edge("inner", "last").set_session_manager(manager)
+        return builder.build(), x
+
+    manager = FileSessionManager("outer-job", str(tmp_path))
+    manager.storage = HookedStorage(manager.storage, die_after_inner)
+    graph, _ = build(["x out"], ["first out"], [], manager)
+    with pytest.raises(Crash):
+        graph("task")
+    assert read_cursor(tmp_path, "inner-job")["status"] == "completed"
+
+    graph, x = build([], [], ["last out"], FileSessionManager("outer-job", str(tmp_path)))
+    result = graph("task")
+
+    assert result.status == "completed" and result.text == "last out"
+    assert model_of(x).calls == 0, "the nested graph returned its stored result"
+    assert "From inner:\nx out" in request_text(model_of(graph.nodes["last"].executor))  # type: ignore[arg-type]
