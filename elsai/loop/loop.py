@@ -24,7 +24,7 @@ from elsai.agent.stream_events import (
 )
 from elsai.errors import ContextWindowOverflowError, StructuredOutputError
 from elsai.hooks.events import AfterModelCallEvent, BeforeModelCallEvent
-from elsai.interrupt.model import Interrupt
+from elsai.interrupt.model import Interrupt, InterruptError
 from elsai.loop.messages import append_user_content, orphan_repair, strip_incomplete_tool_uses
 from elsai.loop.tool_runner import ToolRunner
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
@@ -79,6 +79,8 @@ class EventLoop:
             async for event in self._run_tools(agent.messages[-1], queued=[]):
                 yield event
             self.cycle += 1
+        elif any("interruptResponse" in b for b in new_content):
+            raise InterruptError("interrupt responses were given but this agent has no pending interrupts")
         elif plan.position == "after_model":
             # Active mid-tool bookmark: the trailing assistant toolUse message is pending.
             # Its tools run first; the new input is queued into the same user message.

@@ -15,10 +15,11 @@ from enum import StrEnum
 from typing import Any, cast
 
 from elsai.agent.result import AgentResult, InvocationMetrics
-from elsai.types import ContentBlock, StopReason, Usage, empty_usage, text_of
+from elsai.types import ContentBlock, StopReason, Usage, empty_usage
 
-#: What an orchestrator is asked to do: text, or Converse content blocks.
-Task = str | list[ContentBlock]
+#: What an orchestrator is asked to do: text, or content blocks (Converse blocks, or
+#: `{"interruptResponse": ...}` blocks answering an interrupted run).
+Task = str | list[ContentBlock] | list[dict[str, Any]]
 
 _USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
 
@@ -153,14 +154,19 @@ def task_text(task: Task) -> str:
     """The text of a task (content blocks: their text blocks joined)."""
     if isinstance(task, str):
         return task
-    return text_of({"role": "user", "content": list(task)})
+    return "\n".join(str(b["text"]) for b in blocks_of(task) if "text" in b)
+
+
+def blocks_of(task: Task) -> list[dict[str, Any]]:
+    """A block task as plain dicts."""
+    return [cast(dict[str, Any], b) for b in task] if not isinstance(task, str) else [{"text": task}]
 
 
 def compose_input(preamble: str, task: Task) -> Task:
     """A node input: `preamble` text, keeping non-text blocks of a block task."""
     if isinstance(task, str):
         return preamble
-    return [{"text": preamble}, *[b for b in task if "text" not in b]]
+    return [{"text": preamble}, *[b for b in blocks_of(task) if "text" not in b]]
 
 
 class MultiAgentBase(abc.ABC):

@@ -13,11 +13,18 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from elsai.agent.agent import Agent
 from elsai.agent.result import AgentResult
-from elsai.multiagent.base import MultiAgentBase, MultiAgentResult, NodeResult, Status, Task
+from elsai.multiagent.base import (
+    MultiAgentBase,
+    MultiAgentResult,
+    NodeResult,
+    Status,
+    Task,
+    blocks_of,
+)
 from elsai.types import Usage, empty_usage
 
 logger = logging.getLogger("elsai.multiagent")
@@ -131,8 +138,7 @@ def route_responses(task: Task, interrupts: list[dict[str, Any]]) -> Task:
         return task
     mine = [
         block
-        for block in task
-        if isinstance(response := cast(dict[str, Any], block).get("interruptResponse"), dict)
-        and response.get("interruptId") in ids
+        for block in blocks_of(task)
+        if isinstance(response := block.get("interruptResponse"), dict) and response.get("interruptId") in ids
     ]
     return mine or task

@@ -65,11 +65,12 @@ def run_slice(
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
         raise ValueError("the agent factory must build the Agent with the AgentConfig it was given")
 
-    if request.interrupt_responses:
+    if request.interrupt_responses and agent._interrupts.active:
         prompt: Any = [{"interruptResponse": r} for r in request.interrupt_responses]
         invocation_id: str | None = f"{request.execution_id}#responses#{request.slice}"
     else:
         # The prompt is exactly-once per execution: a retried first slice resumes instead.
+        # (Answers already consumed by a crashed attempt need no re-sending: the bookmark resumes.)
         prompt = request.prompt
         invocation_id = request.execution_id if request.prompt is not None else None
 

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Crash, CountingStorage, agent_dir, assert_valid_transcript, read_bookmark, stored_messages, tool_call
+from conftest import (
+    CountingStorage,
+    Crash,
+    agent_dir,
+    assert_valid_transcript,
+    read_bookmark,
+    stored_messages,
+    tool_call,
+)
 from pydantic import BaseModel
 
 from elsai import Agent, tool

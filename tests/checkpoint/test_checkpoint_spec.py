@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from conftest import (
-    Crash,
     CountingStorage,
+    Crash,
     agent_dir,
     assert_valid_transcript,
     read_bookmark,

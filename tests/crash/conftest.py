@@ -11,9 +11,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
 import crash_harness as h
+import pytest
 
 
 @pytest.fixture(scope="session")

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 import child_agent as child
 import crash_harness as h
+import pytest
 
 
 def _run(store: h.Store, env: dict[str, str], tmp: Path, session_id: str, name: str, **extra) -> h.ChildRun:

@@ -26,9 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 import crash_harness as h
+import pytest
 
 
 def run_matrix(

@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import child_agent as child
 import crash_harness as h
+import pytest
 
 AGENT = h.AGENT_ID
 

@@ -68,7 +68,7 @@ def main(scenario: str, phase: int, store: Path, ledger_path: Path) -> None:
     else:
         researcher_script.append(RESEARCH_NOTE)
     researcher = node("researcher", researcher_script if first else [], [get_weather])
-    writer_script = [tool_call("p1", "publish", note="sunny")] if first else []
+    writer_script: list[Any] = [tool_call("p1", "publish", note="sunny")] if first else []
     if not (first and scenario.endswith("tool_kill")):
         writer_script.append("Published: it is sunny in Paris.")
     writer = node("writer", writer_script, [publish])

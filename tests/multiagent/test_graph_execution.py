@@ -9,7 +9,7 @@ from typing import Any
 from multiagent_helpers import agent, model_of, request_text, tool_call
 
 from elsai import tool
-from elsai.multiagent import GraphBuilder, GraphState, Status
+from elsai.multiagent import GraphBuilder, GraphResult, GraphState, Status
 from elsai.tools import ToolContext
 
 
@@ -177,7 +177,7 @@ def test_graph_as_a_node_of_another_graph() -> None:
     assert result.status == "completed"
     assert result.execution_order == ["first", "inner", "last"]
     nested = result.results["inner"].result
-    assert nested is not None and nested.status == "completed"
+    assert isinstance(nested, GraphResult) and nested.status == "completed"
     assert "From inner:\ninner answer" in request_text(model_of(last))
     assert "From first:\nfirst out" in request_text(model_of(x))
     assert result.accumulated_usage["totalTokens"] == sum(r.usage["totalTokens"] for r in result.results.values())
