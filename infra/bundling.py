@@ -35,6 +35,15 @@ PYTHON_VERSION = "3.12"
 PLATFORM = "manylinux2014_x86_64"
 # Provided by the Lambda runtime; bundling them would only add ~20 MB.
 RUNTIME_PROVIDED = frozenset({"boto3", "botocore", "s3transfer"})
+# ...and their dependencies, which the runtime ships too. Pruned from the pip output when
+# some requirement pulls them in transitively (aws-xray-sdk depends on botocore): a
+# bundled botocore would shadow the runtime's and could mismatch its boto3.
+RUNTIME_PROVIDED_DISTS = ("boto3", "botocore", "s3transfer", "urllib3", "python_dateutil", "six")
+RUNTIME_PROVIDED_MODULES = ("boto3", "botocore", "s3transfer", "urllib3", "dateutil", "six.py")
+# Imported by the handlers but in no pyproject extra: Powertools' Tracer imports
+# aws_xray_sdk (the powertools `tracer` extra), which the Lambda runtime does not have.
+BUNDLE_ONLY_REQUIREMENTS = ("aws-xray-sdk>=2.8",)
+CACHE_FORMAT = 2  # bump when install/prune logic changes, so stale caches are not reused
 _SKIP_NAMES = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
 
@@ -55,6 +64,7 @@ def lambda_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[
     project = tomllib.loads(pyproject.read_text())["project"]
     reqs: list[str] = list(project.get("dependencies", []))
     reqs += project.get("optional-dependencies", {}).get("lambda", [])
+    reqs += BUNDLE_ONLY_REQUIREMENTS
     extra = LAMBDAS_DIR / "requirements.txt"
     if extra.exists():
         for line in extra.read_text().splitlines():
@@ -72,7 +82,12 @@ def lambda_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[
 def cache_key(requirements: Iterable[str]) -> str:
     """Stable key for the pip output: requirement list + target platform/interpreter."""
     blob = json.dumps(
-        {"reqs": sorted(requirements), "platform": PLATFORM, "python": PYTHON_VERSION},
+        {
+            "reqs": sorted(requirements),
+            "platform": PLATFORM,
+            "python": PYTHON_VERSION,
+            "format": CACHE_FORMAT,
+        },
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -98,13 +113,28 @@ def install_dependencies(requirements: list[str], cache_dir: Path = CACHE_DIR) -
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise RuntimeError(f"pip failed for the Lambda bundle:\n{exc.stderr}") from exc
-    shutil.rmtree(staging / "bin", ignore_errors=True)  # console scripts are useless on Lambda
+    _prune_runtime_provided(staging)
     (staging / ".complete").write_text("\n".join(requirements) + "\n")
     try:
         staging.rename(target)
     except OSError:  # another process won the race; its copy is identical
         shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def _prune_runtime_provided(target: Path) -> None:
+    """Drop what the Lambda runtime already provides, and console scripts."""
+    shutil.rmtree(target / "bin", ignore_errors=True)
+    for entry in target.iterdir():
+        name = entry.name
+        dist = (
+            name.endswith(".dist-info") and name.split("-", 1)[0].lower() in RUNTIME_PROVIDED_DISTS
+        )
+        if dist or name in RUNTIME_PROVIDED_MODULES:
+            if entry.is_dir():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
 
 
 def _ignore(_dir: str, names: list[str]) -> set[str]:

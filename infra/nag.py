@@ -58,10 +58,10 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
         for action in grants:
             _ack(policy, f"AwsSolutions-IAM5[Action::{action}]", s3_grant)
         _ack(policy, f"AwsSolutions-IAM5[Resource::{bucket_arn}/*]", s3_grant)
-        _ack(policy, "AwsSolutions-IAM5[Resource::*]", xray)
         _ack(fn.function, "AwsSolutions-L1", runtime)
-
     agent_policy = stack.agent.role.node.find_child("DefaultPolicy")
+    _ack(agent_policy, "AwsSolutions-IAM5[Resource::*]", xray)
+
     for arn in stack.agent.model_arns:
         if "*" in arn:
             _ack(
@@ -76,7 +76,7 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
         api_policy,
         "AwsSolutions-IAM5[Resource::*]",
         "states:SendTaskSuccess/SendTaskFailure take a task token, not a resource: IAM only "
-        "accepts '*' for them (X-Ray shares this statement id).",
+        "accepts '*' for them. " + xray,
     )
     _ack(
         api_policy,
@@ -129,9 +129,8 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
 
 def _nag_arn(arn: str) -> str:
     """Placeholder form cdk-nag uses for pseudo parameters in resource ARNs."""
-    stack_free = (
+    return (
         arn.replace(cdk.Aws.PARTITION, "<AWS::Partition>")
         .replace(cdk.Aws.REGION, "<AWS::Region>")
         .replace(cdk.Aws.ACCOUNT_ID, "<AWS::AccountId>")
     )
-    return stack_free

@@ -126,6 +126,10 @@ def failed(message: str, seconds: float, exc: BaseException | None = None) -> No
     )
 
 
+def has_interrupt_responses(task: Task) -> bool:
+    return any(isinstance(b.get("interruptResponse"), dict) for b in blocks_of(task)) if not isinstance(task, str) else False
+
+
 def route_responses(task: Task, interrupts: list[dict[str, Any]]) -> Task:
     """The part of `task` meant for a node with these pending interrupts.
 

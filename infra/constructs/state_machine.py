@@ -86,8 +86,9 @@ class AgentStateMachine(Construct):
             # instead of a runtime error.
             cause_path=sfn.JsonPath.format("{}", sfn.JsonPath.string_at("$.error.Cause")),
         )
-        # States.Timeout gets static Fail states: a Fail's error name may not start
-        # with "States.", so JobFailed's ErrorPath cannot re-raise it.
+        # States.Timeout gets static Fail states: the ASL spec reserves the "States."
+        # prefix for the engine (moto refuses it in a Fail's ErrorPath), so JobFailed
+        # cannot re-raise it.
         slice_timed_out = sfn.Fail(
             self,
             "SliceTimedOut",

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cli_helpers import Crash, agent, call, cli_env, recovered_tools, run_clean, sessions
 
 
@@ -69,10 +70,8 @@ def test_tail_json_shows_a_merged_message_being_rewritten(tmp_path: Path) -> Non
     def die(_: Any) -> Any:
         raise Crash("process died during the second model call")
 
-    try:
+    with pytest.raises(Crash):
         agent(tmp_path, "job", [call(("t1", "get_weather", {"city": "Paris"})), die])("Paris?")
-    except Crash:
-        pass
     proc = start_tail(tmp_path, "job", "--json", "--timeout", "30", "--until-complete")
     result = agent(tmp_path, "job", ["Paris is sunny."], tools=recovered_tools())("continue")
     assert result.resume_position == "after_tools"

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,10 @@ def test_cdk_cli_synth(tmp_path: Path) -> None:
     if shutil.which("npx") is None or not cli.exists():
         pytest.skip("node_modules missing: run `npm ci` first")
     out = tmp_path / "cdk.out"
-    env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
+    # cdk.json runs `python3 -m infra.app`: put this interpreter's venv first on PATH,
+    # as `source .venv/bin/activate` would.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, "PATH": path, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
     proc = subprocess.run(
         ["npx", "cdk", "synth", "-q", "--no-notices", "--output", str(out)],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=240,

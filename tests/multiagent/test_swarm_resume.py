@@ -147,3 +147,17 @@ def test_completed_swarm_starts_fresh_on_the_next_call(tmp_path: Path) -> None:
     again = swarm("two")
     assert again.text == "second" and not again.resumed
     assert read_cursor(tmp_path)["run_id"] != run_id
+
+
+def test_handing_back_to_a_persisted_agent_keeps_its_transcript_valid(tmp_path: Path) -> None:
+    a = agent("a", [handoff("h1", "b", "check this"), "a's final answer"], store=tmp_path)
+    b = agent("b", [handoff("h2", "a", "checked, finish it")], store=tmp_path)
+    swarm = Swarm([a, b], session_manager=FileSessionManager("job", str(tmp_path)), repetitive_handoff_detection_window=0)
+
+    result = swarm("task")
+
+    assert result.status == "completed" and result.text == "a's final answer"
+    assert result.node_history == ["a", "b", "a"]
+    for agent_id in ("a", "b"):
+        assert_valid_transcript(stored_messages(tmp_path, agent_id))
+    assert "Handoff from b: checked, finish it" in str(stored_messages(tmp_path, "a")[2])

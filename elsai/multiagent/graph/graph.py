@@ -32,6 +32,7 @@ from elsai.multiagent.base import (
 from elsai.multiagent.graph.execution import GraphExecution
 from elsai.multiagent.graph.state import GraphEdge, GraphNode, GraphResult, GraphState
 from elsai.multiagent.graph.topology import Topology
+from elsai.multiagent.invoke import has_interrupt_responses
 from elsai.multiagent.persistence import (
     CursorStore,
     GraphCursor,
@@ -116,7 +117,7 @@ class Graph(MultiAgentBase):
         resumed = cursor is not None and cursor.status != Status.COMPLETED and cursor.resumable
         if cursor is not None and resumed:
             state = self._restore(cursor)
-            if cursor.status == Status.INTERRUPTED:
+            if cursor.status == Status.INTERRUPTED or (cursor.interrupted_nodes and has_interrupt_responses(task)):
                 answers = task
             elif encode_task(task) != cursor.task:
                 logger.warning(

@@ -32,7 +32,7 @@ from elsai.multiagent.base import (
     restored_agent_result,
     task_text,
 )
-from elsai.multiagent.invoke import NodeCall, route_responses, run_node
+from elsai.multiagent.invoke import NodeCall, has_interrupt_responses, route_responses, run_node
 from elsai.multiagent.limits import int_at_least, positive_seconds
 from elsai.multiagent.persistence import CursorStore, SwarmCursor, encode_task, interrupt_dict
 from elsai.multiagent.swarm.handoff import Handoff, HandoffTool
@@ -121,7 +121,7 @@ class Swarm(MultiAgentBase):
                 keep_live_results(state.results, self.state.results)
             if state.current_node not in self.nodes:
                 raise ValueError(f"the stored run of swarm {self.id!r} is at unknown node {state.current_node!r}")
-            if cursor.status == Status.INTERRUPTED:
+            if cursor.status == Status.INTERRUPTED or (cursor.interrupt_rounds and has_interrupt_responses(task)):
                 answers = task
             elif encode_task(task) != cursor.task:
                 logger.warning("swarm %r continues its unfinished run from %s; the new task is ignored", self.id, store.where())
