@@ -26,7 +26,7 @@ lint: setup
 	$(VENV)/bin/mypy elsai
 
 synth: setup
-	npx cdk synth -q
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH npx cdk synth -q
 
 bench:
 	bash bench/run.sh

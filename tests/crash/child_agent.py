@@ -134,7 +134,10 @@ class CrashInjector(StorageBackend):
 
     def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
         return self._write(
-            "replace", key, data, lambda: self.inner.replace(key, data, expected_version=expected_version)
+            "replace",
+            key,
+            data,
+            lambda: self.inner.replace(key, data, expected_version=expected_version),
         )
 
     def _write(self, op: str, key: str, data: bytes, perform: Any) -> str:
@@ -144,7 +147,8 @@ class CrashInjector(StorageBackend):
         if key.endswith("checkpoint.json"):
             bookmark = json.loads(data)
             entry["bookmark"] = {
-                k: bookmark[k] for k in ("position", "execution_status", "message_count", "cycle_index")
+                k: bookmark[k]
+                for k in ("position", "execution_status", "message_count", "cycle_index")
             }
         crash = self.crash
         if crash is not None and crash["k"] == n and crash["when"] == "before":
@@ -191,7 +195,9 @@ def make_tools(ledger: str, kill_in: str | None) -> list[Any]:
 def build_manager(args: dict[str, Any]) -> Any:
     if args["backend"] == "file":
         return FileSessionManager(session_id=args["session_id"], storage_dir=args["storage_dir"])
-    return S3SessionManager(session_id=args["session_id"], bucket=args["bucket"], prefix=args.get("prefix", ""))
+    return S3SessionManager(
+        session_id=args["session_id"], bucket=args["bucket"], prefix=args.get("prefix", "")
+    )
 
 
 def build_agent(args: dict[str, Any], crash: dict[str, Any] | None) -> Agent:
@@ -217,7 +223,10 @@ class ProgressLog(logging.Handler):
         self.path = path
 
     def emit(self, record: logging.LogRecord) -> None:
-        append_line(self.path, json.dumps({"event": "warning", "logger": record.name, "msg": record.getMessage()}))
+        append_line(
+            self.path,
+            json.dumps({"event": "warning", "logger": record.name, "msg": record.getMessage()}),
+        )
 
 
 def run_step(agent: Agent, step: int | dict[str, Any], progress: str) -> None:
@@ -236,7 +245,10 @@ def run_step(agent: Agent, step: int | dict[str, Any], progress: str) -> None:
         last = agent.messages[-1] if agent.messages else None
         return last is not None and last["role"] == "assistant"
 
-    pauses = {"after_first_tools": pause_after_first_tools, "first_after_model": pause_at_first_after_model}
+    pauses = {
+        "after_first_tools": pause_after_first_tools,
+        "first_after_model": pause_at_first_after_model,
+    }
     result = agent(
         spec["prompt"],
         invocation_id=spec["invocation_id"],

@@ -77,7 +77,9 @@ class FileStore(Store):
             if not top.is_dir():
                 continue
             for path in top.rglob("*"):
-                if path.is_file() and not any(part.startswith(".") for part in path.relative_to(base).parts):
+                if path.is_file() and not any(
+                    part.startswith(".") for part in path.relative_to(base).parts
+                ):
                     found[path.relative_to(base).as_posix()] = path.read_bytes()
         return found
 
@@ -105,7 +107,9 @@ class S3Store(Store):
     def snapshot(self, session_id: str) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
         paginator = self.client.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=f"{self.prefix}session_{session_id}/"):
+        for page in paginator.paginate(
+            Bucket=self.bucket, Prefix=f"{self.prefix}session_{session_id}/"
+        ):
             for obj in page.get("Contents", []):
                 body = self.client.get_object(Bucket=self.bucket, Key=obj["Key"])["Body"].read()
                 found[obj["Key"][len(self.prefix) :]] = body
@@ -203,7 +207,9 @@ def transcript_problems(messages: list[dict[str, Any]]) -> list[str]:
             if sorted(answered) != sorted(asked):
                 problems.append(f"message {i} answers {answered} but message {i - 1} asked {asked}")
     if uses(messages[-1]):
-        problems.append(f"trailing toolUse {[u['toolUseId'] for u in uses(messages[-1])]} is never answered")
+        problems.append(
+            f"trailing toolUse {[u['toolUseId'] for u in uses(messages[-1])]} is never answered"
+        )
     return problems
 
 
@@ -234,7 +240,11 @@ def expect(snapshot: Session, agent_id: str = AGENT_ID) -> Expectation:
         else:
             ok = ok and last is not None and last["role"] == "user" and bool(results(last))
         position, deny = (bookmark["position"], False) if ok else (None, True)
-    pending = tuple(u["toolUseId"] for u in uses(last)) if last is not None and last["role"] == "assistant" else ()
+    pending = (
+        tuple(u["toolUseId"] for u in uses(last))
+        if last is not None and last["role"] == "assistant"
+        else ()
+    )
     if position == "after_model":
         return Expectation(position, deny, pending, ())
     return Expectation(position, deny, (), pending)
@@ -249,9 +259,12 @@ class ChildRun:
     pid: int
     stdout: str
     stderr: str
+    timed_out: bool = False
 
 
-def run_child(args: dict[str, Any], env: dict[str, str], timeout: float = CHILD_TIMEOUT) -> ChildRun:
+def run_child(
+    args: dict[str, Any], env: dict[str, str], timeout: float = CHILD_TIMEOUT
+) -> ChildRun:
     proc = subprocess.Popen(
         [sys.executable, CHILD, json.dumps(args)],
         env=env,
@@ -264,6 +277,7 @@ def run_child(args: dict[str, Any], env: dict[str, str], timeout: float = CHILD_
     except subprocess.TimeoutExpired:
         proc.kill()
         out, err = proc.communicate()
+        return ChildRun(proc.returncode, proc.pid, out, err, timed_out=True)
     return ChildRun(proc.returncode, proc.pid, out, err)
 
 
@@ -325,13 +339,17 @@ class CaseResult:
     point: CrashPoint
     violations: list[Violation]
     expectation: Expectation | None = None
-    completed_rerun: tuple[str, ...] = ()  # tools that finished but whose result was not durable, re-run
+    completed_rerun: tuple[
+        str, ...
+    ] = ()  # tools that finished but whose result was not durable, re-run
     finalize_bug_window: bool = False  # crash point lies in the window of the known finalize bug
 
     def unexpected(self) -> list[Violation]:
         """Violations not explained by a known SDK bug. The one tolerated here is tracked by a
         strict xfail (test_crash_known_bugs.py::test_recovery_finalizes_bookmark_after_final_message)."""
-        return [x for x in self.violations if not (x.tag == "finalize" and self.finalize_bug_window)]
+        return [
+            x for x in self.violations if not (x.tag == "finalize" and self.finalize_bug_window)
+        ]
 
     @property
     def known_bug_violations(self) -> list[Violation]:
@@ -357,7 +375,12 @@ class Matrix:
     """All crash points of one (backend, position) configuration."""
 
     def __init__(
-        self, store: Store, position: str, workdir: Path, env: dict[str, str], recovery: str = "reissue"
+        self,
+        store: Store,
+        position: str,
+        workdir: Path,
+        env: dict[str, str],
+        recovery: str = "reissue",
     ) -> None:
         self.store = store
         self.position = position
@@ -395,14 +418,18 @@ class Matrix:
         writes = read_jsonl(Path(args["writes"]))
         final = Session.parse(args["session_id"], self.store.snapshot(args["session_id"]))
         assert not transcript_problems(final.messages), transcript_problems(final.messages)
-        assert final.bookmark is not None and final.bookmark["execution_status"] == "completed", final.bookmark
+        assert final.bookmark is not None and final.bookmark["execution_status"] == "completed", (
+            final.bookmark
+        )
         # Bookmark last: every bookmark counts exactly the messages created before it.
         created: set[str] = set()
         for w in writes:
             if "/messages/" in w["key"]:
                 created.add(w["key"])
             if "bookmark" in w:
-                assert w["bookmark"]["message_count"] == len(created), f"bookmark before its messages: {writes}"
+                assert w["bookmark"]["message_count"] == len(created), (
+                    f"bookmark before its messages: {writes}"
+                )
         return Calibration(writes=writes, final=final)
 
     def points(self, calibration: Calibration) -> list[CrashPoint]:
@@ -411,10 +438,14 @@ class Matrix:
             for w in calibration.writes
             for when in ("before", "after")
         ]
-        pts += [CrashPoint("tool", tool_use_id=t, label=f"inside tool {t}") for t in child.ALL_TOOL_IDS]
+        pts += [
+            CrashPoint("tool", tool_use_id=t, label=f"inside tool {t}") for t in child.ALL_TOOL_IDS
+        ]
         return pts
 
-    def run_all(self, points: Iterable[CrashPoint], calibration: Calibration, workers: int) -> list[CaseResult]:
+    def run_all(
+        self, points: Iterable[CrashPoint], calibration: Calibration, workers: int
+    ) -> list[CaseResult]:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(lambda p: self.run_point(p, calibration), points))
 
@@ -424,13 +455,41 @@ class Matrix:
         v: list[Violation] = []
         crash_args = self._args(point.case_id, "run", point.crash_arg())
         crashed = run_child(crash_args, self.env)
+        if crashed.timed_out:
+            return CaseResult(
+                point, [Violation("child-error", f"crash child hung: {crashed.stderr[-2000:]}")]
+            )
         if crashed.returncode == 0:
-            return CaseResult(point, [Violation("no-crash", f"child was not killed at {point} ({crashed.stderr[-500:]})")])
+            return CaseResult(
+                point,
+                [
+                    Violation(
+                        "no-crash", f"child was not killed at {point} ({crashed.stderr[-500:]})"
+                    )
+                ],
+            )
         expected_rc = -9 if point.kind == "tool" else child.CRASH_EXIT
         if crashed.returncode != expected_rc:
             return CaseResult(
-                point, [Violation("child-error", f"rc={crashed.returncode} (wanted {expected_rc}): {crashed.stderr[-2000:]}")]
+                point,
+                [
+                    Violation(
+                        "child-error",
+                        f"rc={crashed.returncode} (wanted {expected_rc}): {crashed.stderr[-2000:]}",
+                    )
+                ],
             )
+        if point.kind == "tool":
+            started = [
+                e
+                for e in read_ledger(Path(crash_args["ledger"]))
+                if e.tool_use_id == point.tool_use_id
+            ]
+            if [(e.event, e.pid) for e in started] != [("start", crashed.pid)]:
+                return CaseResult(
+                    point,
+                    [Violation("child-error", f"not killed inside {point.tool_use_id}: {started}")],
+                )
         session_id = crash_args["session_id"]
         at_crash = Session.parse(session_id, self.store.snapshot(session_id))
         progress = read_jsonl(Path(crash_args["progress"]))
@@ -443,8 +502,14 @@ class Matrix:
 
         # The stored state right after the crash must already be consistent.
         if at_crash.message_indices != list(range(len(at_crash.message_indices))):
-            v.append(Violation("gap", f"message files not contiguous after crash: {at_crash.message_indices}"))
-        prefix_problems = [p for p in transcript_problems(at_crash.messages) if "trailing toolUse" not in p]
+            v.append(
+                Violation(
+                    "gap", f"message files not contiguous after crash: {at_crash.message_indices}"
+                )
+            )
+        prefix_problems = [
+            p for p in transcript_problems(at_crash.messages) if "trailing toolUse" not in p
+        ]
         if at_crash.messages and prefix_problems:
             v.append(Violation("invalid-at-crash", "; ".join(prefix_problems)))
         expectation = expect(at_crash)
@@ -454,22 +519,40 @@ class Matrix:
         recover_args = self._args(point.case_id, "recover")
         recover_args["start_step"] = start_step
         step_input = child.STEPS[start_step]["prompt"]
-        if self.recovery == "bare" and any(step_input in texts(m) for m in at_crash.messages if m["role"] == "user"):
-            recover_args["steps"] = [{"prompt": None, "pause": child.STEPS[start_step]["pause"]}] + list(
-                range(start_step + 1, len(child.STEPS) + 1)
-            )
+        if self.recovery == "bare" and any(
+            step_input in texts(m) for m in at_crash.messages if m["role"] == "user"
+        ):
+            recover_args["steps"] = [
+                {"prompt": None, "pause": child.STEPS[start_step]["pause"]}
+            ] + list(range(start_step + 1, len(child.STEPS) + 1))
         recovered = run_child(recover_args, self.env)
-        if recovered.returncode != 0:
-            v.append(Violation("recover-failed", f"rc={recovered.returncode}: {recovered.stderr[-3000:]}"))
+        if recovered.returncode != 0 or recovered.timed_out:
+            v.append(
+                Violation(
+                    "recover-failed", f"rc={recovered.returncode}: {recovered.stderr[-3000:]}"
+                )
+            )
             return CaseResult(point, v, expectation)
         final = Session.parse(session_id, self.store.snapshot(session_id))
         rec_progress = read_jsonl(Path(recover_args["progress"]))
         ledger = read_ledger(Path(crash_args["ledger"]))
-        v += self.judge(point, calibration, at_crash, final, expectation, rec_progress, ledger, crashed.pid, recovered.pid)
+        v += self.judge(
+            point,
+            calibration,
+            at_crash,
+            final,
+            expectation,
+            rec_progress,
+            ledger,
+            crashed.pid,
+            recovered.pid,
+        )
         completed_rerun = tuple(
             t
             for t in expectation.pending
-            if any(e.event == "done" and e.tool_use_id == t and e.pid == crashed.pid for e in ledger)
+            if any(
+                e.event == "done" and e.tool_use_id == t and e.pid == crashed.pid for e in ledger
+            )
         )
         return CaseResult(point, v, expectation, completed_rerun, finalize_bug_applies(at_crash))
 
@@ -484,15 +567,33 @@ class Matrix:
         if point.kind == "tool":
             # The tool started, so its toolUse message and (if configured) its after_model
             # bookmark were durable: a rebuilt agent must run it again, else report it interrupted.
-            if saves_after_model and (exp.position != "after_model" or point.tool_use_id not in exp.pending):
-                v.append(Violation("bookmark-order", f"killed inside {point.tool_use_id} with {self.position!r}, but {exp}"))
+            if saves_after_model and (
+                exp.position != "after_model" or point.tool_use_id not in exp.pending
+            ):
+                v.append(
+                    Violation(
+                        "bookmark-order",
+                        f"killed inside {point.tool_use_id} with {self.position!r}, but {exp}",
+                    )
+                )
             if not saves_after_model and point.tool_use_id not in exp.interrupted:
-                v.append(Violation("bookmark-order", f"killed inside {point.tool_use_id} with after_tools, but {exp}"))
+                v.append(
+                    Violation(
+                        "bookmark-order",
+                        f"killed inside {point.tool_use_id} with after_tools, but {exp}",
+                    )
+                )
         elif point.when == "after":
             write = calibration.writes[point.k - 1]
             bookmark = write.get("bookmark")
-            if bookmark and bookmark["execution_status"] == "active" and exp.position != bookmark["position"]:
-                v.append(Violation("bookmark-order", f"killed right after writing {bookmark}, but {exp}"))
+            if (
+                bookmark
+                and bookmark["execution_status"] == "active"
+                and exp.position != bookmark["position"]
+            ):
+                v.append(
+                    Violation("bookmark-order", f"killed right after writing {bookmark}, but {exp}")
+                )
         return v
 
     def judge(
@@ -515,7 +616,9 @@ class Matrix:
             v.append(Violation("gap", f"message files not contiguous: {final.message_indices}"))
         for i, rec in zip(final.message_indices, final.records, strict=True):
             if rec.get("message_id") != i:
-                v.append(Violation("gap", f"message_{i}.json says message_id={rec.get('message_id')}"))
+                v.append(
+                    Violation("gap", f"message_{i}.json says message_id={rec.get('message_id')}")
+                )
         if len(msgs) != len(calibration.final.messages):
             v.append(
                 Violation(
@@ -532,22 +635,42 @@ class Matrix:
         assistant = [m for m in msgs if m["role"] == "assistant"]
         want_assistant = [m for m in calibration.final.messages if m["role"] == "assistant"]
         if assistant != want_assistant:
-            v.append(Violation("assistant-messages", f"assistant messages differ from an uncrashed run: {assistant}"))
+            v.append(
+                Violation(
+                    "assistant-messages",
+                    f"assistant messages differ from an uncrashed run: {assistant}",
+                )
+            )
         user_texts = [t for m in msgs if m["role"] == "user" for t in texts(m)]
         for prompt in (child.PROMPT, child.CONTINUE):
             if user_texts.count(prompt) != 1:
-                v.append(Violation("prompt-count", f"user text {prompt!r} stored {user_texts.count(prompt)} times"))
+                v.append(
+                    Violation(
+                        "prompt-count",
+                        f"user text {prompt!r} stored {user_texts.count(prompt)} times",
+                    )
+                )
         extra = [t for t in user_texts if t not in (child.PROMPT, child.CONTINUE)]
         if extra:
             v.append(Violation("prompt-count", f"unexpected user texts {extra}"))
         for i, (before, after) in enumerate(zip(at_crash.messages, msgs, strict=False)):
             last = i == len(at_crash.messages) - 1
             if before != after and not (
-                last and before["role"] == after["role"] and after["content"][: len(before["content"])] == before["content"]
+                last
+                and before["role"] == after["role"]
+                and after["content"][: len(before["content"])] == before["content"]
             ):
-                v.append(Violation("rewritten", f"message {i} changed after the crash: {before} -> {after}"))
+                v.append(
+                    Violation(
+                        "rewritten", f"message {i} changed after the crash: {before} -> {after}"
+                    )
+                )
         if len(msgs) < len(at_crash.messages):
-            v.append(Violation("lost", f"{len(at_crash.messages)} messages before recovery, {len(msgs)} after"))
+            v.append(
+                Violation(
+                    "lost", f"{len(at_crash.messages)} messages before recovery, {len(msgs)} after"
+                )
+            )
 
         # 4. Bookmark: exact schema, finalized as completed, counting the stored messages.
         b = final.bookmark
@@ -558,24 +681,45 @@ class Matrix:
                 v.append(Violation("bookmark-schema", f"checkpoint.json fields {sorted(b)}"))
             saved = ("after_model", "after_tools") if self.position == "both" else (self.position,)
             if b.get("position") not in saved:
-                v.append(Violation("bookmark-schema", f"bookmark position {b.get('position')!r} with config {self.position!r}"))
+                v.append(
+                    Violation(
+                        "bookmark-schema",
+                        f"bookmark position {b.get('position')!r} with config {self.position!r}",
+                    )
+                )
             if b.get("schema_version") != "1.0" or b.get("agent_id") != AGENT_ID:
                 v.append(Violation("bookmark-schema", f"bookmark {b}"))
             if not ISO_UTC.match(str(b.get("created_at"))):
-                v.append(Violation("bookmark-schema", f"created_at {b.get('created_at')!r} is not ISO-8601 UTC"))
+                v.append(
+                    Violation(
+                        "bookmark-schema", f"created_at {b.get('created_at')!r} is not ISO-8601 UTC"
+                    )
+                )
             if not isinstance(b.get("cycle_index"), int) or b["cycle_index"] < 0:
                 v.append(Violation("bookmark-schema", f"cycle_index {b.get('cycle_index')!r}"))
             if b.get("execution_status") != "completed":
-                v.append(Violation("finalize", f"bookmark left {b.get('execution_status')!r} after the turn completed: {b}"))
+                v.append(
+                    Violation(
+                        "finalize",
+                        f"bookmark left {b.get('execution_status')!r} after the turn completed: {b}",
+                    )
+                )
             if b.get("message_count") != len(msgs):
-                v.append(Violation("finalize", f"bookmark message_count={b.get('message_count')} but {len(msgs)} messages stored"))
+                v.append(
+                    Violation(
+                        "finalize",
+                        f"bookmark message_count={b.get('message_count')} but {len(msgs)} messages stored",
+                    )
+                )
         if final.agent is None:
             v.append(Violation("agent-json", "no agent.json"))
         else:
             ids = final.agent.get("invocation_ids", [])
             for inv in ("inv-1", "inv-2"):
                 if inv not in ids:
-                    v.append(Violation("agent-json", f"agent.json invocation_ids {ids} lacks {inv}"))
+                    v.append(
+                        Violation("agent-json", f"agent.json invocation_ids {ids} lacks {inv}")
+                    )
 
         # 5. The first recovery invocation did what the spec's resume rules say.
         first_end = next((e for e in rec_progress if e["event"] == "end"), None)
@@ -586,19 +730,38 @@ class Matrix:
             if e["event"] == "warning":
                 first_warnings.append(e["msg"])
         last_end = [e for e in rec_progress if e["event"] == "end"][-1:]
-        if not last_end or last_end[0]["stop_reason"] != "end_turn" or last_end[0]["text"] != child.FINAL_TEXT:
+        if (
+            not last_end
+            or last_end[0]["stop_reason"] != "end_turn"
+            or last_end[0]["text"] != child.FINAL_TEXT
+        ):
             v.append(Violation("not-finished", f"recovery did not finish the job: {last_end}"))
         if first_end is not None:
             acted = (first_end["resumed_from_checkpoint"], first_end["resume_position"])
             wanted = (exp.position is not None, exp.position)
             if acted != wanted:
-                v.append(Violation("resume-flags", f"first recovery invoke acted on {acted}, spec says {wanted}"))
+                v.append(
+                    Violation(
+                        "resume-flags",
+                        f"first recovery invoke acted on {acted}, spec says {wanted}",
+                    )
+                )
         denied = any(DENY_WARNING in w for w in first_warnings)
         if denied != exp.deny_warning:
-            v.append(Violation("deny-warning", f"gate-deny warning logged={denied}, expected={exp.deny_warning}: {first_warnings}"))
+            v.append(
+                Violation(
+                    "deny-warning",
+                    f"gate-deny warning logged={denied}, expected={exp.deny_warning}: {first_warnings}",
+                )
+            )
         repaired = any(ORPHAN_WARNING in w for w in first_warnings)
         if repaired != bool(exp.interrupted):
-            v.append(Violation("orphan-warning", f"orphan warning logged={repaired}, expected for {exp.interrupted}"))
+            v.append(
+                Violation(
+                    "orphan-warning",
+                    f"orphan warning logged={repaired}, expected for {exp.interrupted}",
+                )
+            )
 
         # 6. Tools: each toolUse answered once; re-run at most once, and only when its result was
         #    not durable and an after_model bookmark said it was pending.
@@ -615,16 +778,33 @@ class Matrix:
             if result is None:
                 v.append(Violation("tool-unanswered", f"{t} has no toolResult"))
                 continue
-            interrupted = result.get("status") == "error" and INTERRUPTED_MARK in result_text(result)
+            interrupted = result.get("status") == "error" and INTERRUPTED_MARK in result_text(
+                result
+            )
             if len(keys) > 1:
-                v.append(Violation("idempotency-key", f"{t} ran with different idempotency keys {keys}"))
+                v.append(
+                    Violation("idempotency-key", f"{t} ran with different idempotency keys {keys}")
+                )
             if len(starts_crash) > 1 or len(starts_rec) > 1:
-                v.append(Violation("tool-rerun", f"{t} started {len(starts_crash)}x before and {len(starts_rec)}x after the crash"))
+                v.append(
+                    Violation(
+                        "tool-rerun",
+                        f"{t} started {len(starts_crash)}x before and {len(starts_rec)}x after the crash",
+                    )
+                )
             if t not in used_at_crash and starts_crash:
-                v.append(Violation("tool-before-durable", f"{t} ran before its toolUse message was stored"))
+                v.append(
+                    Violation(
+                        "tool-before-durable", f"{t} ran before its toolUse message was stored"
+                    )
+                )
             if t in durable_at_crash:
                 if starts_rec:
-                    v.append(Violation("tool-rerun", f"{t} re-ran although its result was already stored"))
+                    v.append(
+                        Violation(
+                            "tool-rerun", f"{t} re-ran although its result was already stored"
+                        )
+                    )
             elif t in exp.pending:
                 if len(starts_rec) != 1 or len(dones_rec) != 1 or interrupted:
                     v.append(
@@ -636,14 +816,34 @@ class Matrix:
                     )
             elif t in exp.interrupted:
                 if starts_rec:
-                    v.append(Violation("tool-rerun", f"{t} re-ran although no after_model bookmark covered it"))
+                    v.append(
+                        Violation(
+                            "tool-rerun", f"{t} re-ran although no after_model bookmark covered it"
+                        )
+                    )
                 if not interrupted:
-                    v.append(Violation("not-interrupted", f"orphan {t} was not answered 'interrupted': {result}"))
-            elif t not in used_at_crash:
-                if len(starts_rec) != 1 or len(dones_rec) != 1 or interrupted:
-                    v.append(Violation("tool-missing", f"{t} (asked after recovery) ran {len(starts_rec)}x: {result}"))
+                    v.append(
+                        Violation(
+                            "not-interrupted",
+                            f"orphan {t} was not answered 'interrupted': {result}",
+                        )
+                    )
+            elif t not in used_at_crash and (
+                len(starts_rec) != 1 or len(dones_rec) != 1 or interrupted
+            ):
+                v.append(
+                    Violation(
+                        "tool-missing",
+                        f"{t} (asked after recovery) ran {len(starts_rec)}x: {result}",
+                    )
+                )
             if interrupted and t not in exp.interrupted:
-                v.append(Violation("not-interrupted", f"{t} answered 'interrupted' but the spec says it runs: {result}"))
+                v.append(
+                    Violation(
+                        "not-interrupted",
+                        f"{t} answered 'interrupted' but the spec says it runs: {result}",
+                    )
+                )
         return v
 
 

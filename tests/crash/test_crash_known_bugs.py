@@ -14,7 +14,9 @@ import crash_harness as h
 import pytest
 
 
-def _run(store: h.Store, env: dict[str, str], tmp: Path, session_id: str, name: str, **extra) -> h.ChildRun:
+def _run(
+    store: h.Store, env: dict[str, str], tmp: Path, session_id: str, name: str, **extra
+) -> h.ChildRun:
     args = {
         **store.child_args(session_id),
         "session_id": session_id,
@@ -39,13 +41,18 @@ def _run(store: h.Store, env: dict[str, str], tmp: Path, session_id: str, name: 
     ),
 )
 @pytest.mark.parametrize("position", ["both"])
-def test_recovery_finalizes_bookmark_after_final_message(position: str, make_store, make_env, tmp_path: Path) -> None:
+def test_recovery_finalizes_bookmark_after_final_message(
+    position: str, make_store, make_env, tmp_path: Path
+) -> None:
     matrix = h.Matrix(make_store("file"), position, tmp_path / "work", make_env("file"))
     calibration = matrix.calibrate()
     final_create = max(
-        (w for w in calibration.writes if "/messages/" in w["key"] and w["op"] == "create"), key=lambda w: w["n"]
+        (w for w in calibration.writes if "/messages/" in w["key"] and w["op"] == "create"),
+        key=lambda w: w["n"],
     )
-    point = h.CrashPoint("write", k=final_create["n"], when="after", label=h.describe_write(final_create))
+    point = h.CrashPoint(
+        "write", k=final_create["n"], when="after", label=h.describe_write(final_create)
+    )
     result = matrix.run_point(point, calibration)
     assert result.finalize_bug_window
     assert not result.violations, h.format_failures([result], only_unexpected=False)
@@ -68,11 +75,27 @@ def test_merged_prompt_is_exactly_once(backend: str, make_store, make_env, tmp_p
     session_id = f"merge-{backend}"
     second = {"prompt": "Actually, count the spare parts too.", "invocation_id": "inv-B"}
     # 1. The first invocation dies right after its prompt is stored (before the model answers).
-    first = _run(store, env, tmp_path, session_id, "first", steps=[1], crash={"kind": "write", "k": 3, "when": "after"})
+    first = _run(
+        store,
+        env,
+        tmp_path,
+        session_id,
+        "first",
+        steps=[1],
+        crash={"kind": "write", "k": 3, "when": "after"},
+    )
     assert first.returncode == child.CRASH_EXIT, first.stderr
     # 2. The caller gives up on it and sends a new invocation; the new text is merged into the
     #    stored user message (roles must alternate) and the process dies right after that write.
-    merged = _run(store, env, tmp_path, session_id, "merged", steps=[second], crash={"kind": "write", "k": 1, "when": "after"})
+    merged = _run(
+        store,
+        env,
+        tmp_path,
+        session_id,
+        "merged",
+        steps=[second],
+        crash={"kind": "write", "k": 1, "when": "after"},
+    )
     assert merged.returncode == child.CRASH_EXIT, merged.stderr
     writes = h.read_jsonl(tmp_path / "writes-merged.log")
     assert writes[0]["op"] == "replace" and writes[0]["key"].endswith("message_0.json"), writes
@@ -108,19 +131,28 @@ def test_merged_prompt_is_exactly_once(backend: str, make_store, make_env, tmp_p
         "both",
     ],
 )
-def test_pause_at_after_model_runs_pending_tools_next_slice(position: str, make_store, make_env, tmp_path: Path) -> None:
+def test_pause_at_after_model_runs_pending_tools_next_slice(
+    position: str, make_store, make_env, tmp_path: Path
+) -> None:
     """Slice 1 pauses (should_stop) right after the model asked for t0; slice 2 (`agent()`,
     another process) must run t0, not report it interrupted."""
     store, env = make_store("file"), make_env("file")
     session_id = f"pause-{position}"
     slice1 = _run(
-        store, env, tmp_path, session_id, "slice1", position=position,
+        store,
+        env,
+        tmp_path,
+        session_id,
+        "slice1",
+        position=position,
         steps=[{"prompt": child.PROMPT, "invocation_id": "inv-1", "pause": "first_after_model"}],
     )
     assert slice1.returncode == 0, slice1.stderr
     ended = [e for e in h.read_jsonl(tmp_path / "progress-slice1.log") if e["event"] == "end"]
     assert ended and ended[0]["stop_reason"] == "paused"
-    slice2 = _run(store, env, tmp_path, session_id, "slice2", position=position, steps=[{"prompt": None}])
+    slice2 = _run(
+        store, env, tmp_path, session_id, "slice2", position=position, steps=[{"prompt": None}]
+    )
     assert slice2.returncode == 0, slice2.stderr
     final = h.Session.parse(session_id, store.snapshot(session_id))
     assert not h.transcript_problems(final.messages)

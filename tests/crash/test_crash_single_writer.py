@@ -133,7 +133,9 @@ def test_zombie_first_write_is_a_create(backend: str, make_store, make_env, tmp_
 
 
 @pytest.mark.parametrize("backend", ["file", "s3"])
-def test_zombie_first_write_is_a_replace(backend: str, make_store, make_env, tmp_path: Path) -> None:
+def test_zombie_first_write_is_a_replace(
+    backend: str, make_store, make_env, tmp_path: Path
+) -> None:
     """The job is paused after its first tool cycle. A loads and stalls; B sends the second
     invocation (its text merges into the stored toolResult message: a replace) and finishes the
     job; A wakes up and tries the same merge against the version it read."""
@@ -145,7 +147,9 @@ def test_zombie_first_write_is_a_replace(backend: str, make_store, make_env, tmp
     assert b.returncode == 0, b.stderr
     settled = hs.snapshot()
     b_writes = h.read_jsonl(tmp_path / "writes-B.log")
-    assert b_writes[0]["op"] == "replace" and b_writes[0]["key"].endswith("message_2.json"), b_writes
+    assert b_writes[0]["op"] == "replace" and b_writes[0]["key"].endswith("message_2.json"), (
+        b_writes
+    )
     go.touch()
     err = assert_refused(zombie)
     assert "message_2.json" in err and "changed since it was read" in err
