@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from bench import workload
 from elsai import Agent, AgentConfig, tool
 from elsai.checkpoint import CheckpointConfig
 from elsai.conversation.null import NullConversationManager
 from elsai.models.scripted import ScriptedModel
 from elsai.session import FileSessionManager, S3SessionManager
-
-from bench import workload
 
 AGENT_ID = "bench"
 
@@ -34,7 +33,9 @@ def file_manager(session_id: str, storage_dir: str) -> FileSessionManager:
 
 
 def s3_manager(session_id: str, bucket: str, boto_session: Any = None) -> S3SessionManager:
-    return S3SessionManager(session_id=session_id, bucket=bucket, prefix="", boto_session=boto_session)
+    return S3SessionManager(
+        session_id=session_id, bucket=bucket, prefix="", boto_session=boto_session
+    )
 
 
 def make_agent(
@@ -58,7 +59,13 @@ def make_agent(
 
 
 #: The LoopPersistence methods the loop calls on the agent's SessionBinding.
-PERSISTENCE_METHODS = ("begin_invocation", "message_appended", "last_message_replaced", "boundary", "turn_ended")
+PERSISTENCE_METHODS = (
+    "begin_invocation",
+    "message_appended",
+    "last_message_replaced",
+    "boundary",
+    "turn_ended",
+)
 
 
 def time_session_layer(agent: Agent, timer: Any) -> Any:

@@ -26,7 +26,9 @@ class LayerTimer:
             original = getattr(obj, name)
 
             @functools.wraps(original)
-            def timed(*args: Any, __original: Any = original, __name: str = name, **kwargs: Any) -> Any:
+            def timed(
+                *args: Any, __original: Any = original, __name: str = name, **kwargs: Any
+            ) -> Any:
                 self.calls[__name] += 1
                 if self._depth:
                     return __original(*args, **kwargs)

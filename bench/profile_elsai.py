@@ -35,7 +35,7 @@ WATCH = {
 
 def _watch_totals(stats: pstats.Stats) -> list[tuple[str, int, float]]:
     out = []
-    for (filename, line, name), (cc, nc, tt, ct, callers) in stats.stats.items():  # type: ignore[attr-defined]
+    for (filename, _line, name), (_cc, nc, tt, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         key = f"{{{name[1:-1]}}}" if name.startswith("<") else name
         label = WATCH.get(name) or WATCH.get(key)
         if filename == "~" and label:
@@ -45,19 +45,26 @@ def _watch_totals(stats: pstats.Stats) -> list[tuple[str, int, float]]:
 
 def _elsai_functions(stats: pstats.Stats, limit: int) -> list[tuple[str, int, float, float]]:
     rows = []
-    for (filename, line, name), (cc, nc, tt, ct, callers) in stats.stats.items():  # type: ignore[attr-defined]
+    for (filename, line, name), (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         if "/elsai/" in filename:
             rel = filename.split("/elsai/", 1)[1]
             rows.append((f"elsai/{rel}:{line}({name})", nc, tt, ct))
     return sorted(rows, key=lambda r: -r[3])[:limit]
 
 
-def report(title: str, profile: cProfile.Profile, wall: float, cycles: int | None, limit: int = 18) -> None:
+def report(
+    title: str, profile: cProfile.Profile, wall: float, cycles: int | None, limit: int = 18
+) -> None:
     stats = pstats.Stats(profile)
-    print(f"\n=== {title}: wall {wall * 1000:.1f} ms" + (f" ({wall / cycles * 1000:.3f} ms/cycle)" if cycles else ""))
+    print(
+        f"\n=== {title}: wall {wall * 1000:.1f} ms"
+        + (f" ({wall / cycles * 1000:.3f} ms/cycle)" if cycles else "")
+    )
     print("-- system calls (calls, total ms" + (", per cycle" if cycles else "") + ")")
     for label, calls, seconds in _watch_totals(stats):
-        per = f", {calls / cycles:.1f}/cycle {seconds / cycles * 1000:.3f} ms/cycle" if cycles else ""
+        per = (
+            f", {calls / cycles:.1f}/cycle {seconds / cycles * 1000:.3f} ms/cycle" if cycles else ""
+        )
         print(f"   {label:12s} {calls:6d} calls {seconds * 1000:9.1f} ms{per}")
     print("-- elsai functions by cumulative time (calls, own ms, cumulative ms)")
     for name, calls, own, cum in _elsai_functions(stats, limit):
@@ -65,21 +72,32 @@ def report(title: str, profile: cProfile.Profile, wall: float, cycles: int | Non
     buf = io.StringIO()
     pstats.Stats(profile, stream=buf).sort_stats("tottime").print_stats(12)
     print("-- top own time, all code")
-    print("\n".join("   " + line for line in buf.getvalue().splitlines() if line.strip()[:1].isdigit()))
+    print(
+        "\n".join(
+            "   " + line for line in buf.getvalue().splitlines() if line.strip()[:1].isdigit()
+        )
+    )
 
 
 def profile_file(cycles: int, base: str, position: str | None) -> None:
     storage = tempfile.mkdtemp(prefix="profile-", dir=base)
     try:
         agent = elsai_side.make_agent(
-            workload.script(cycles), session_manager=elsai_side.file_manager("p", storage), position=position
+            workload.script(cycles),
+            session_manager=elsai_side.file_manager("p", storage),
+            position=position,
         )
         profile = cProfile.Profile()
         start = time.perf_counter()
         profile.enable()
         elsai_side.invoke(agent, workload.PROMPT)
         profile.disable()
-        report(f"elsai file position={position} on {base}", profile, time.perf_counter() - start, cycles)
+        report(
+            f"elsai file position={position} on {base}",
+            profile,
+            time.perf_counter() - start,
+            cycles,
+        )
     finally:
         shutil.rmtree(storage, ignore_errors=True)
 
@@ -109,8 +127,13 @@ class CallTimeline:
             finally:
                 key = str(params.get("Key") or params.get("Prefix") or "")
                 timeline.calls.append(
-                    (op, key.rsplit("/", 2)[-1] if "/messages/" not in key else "message", begin - timeline.t0,
-                     time.perf_counter() - timeline.t0, threading.current_thread().name)
+                    (
+                        op,
+                        key.rsplit("/", 2)[-1] if "/messages/" not in key else "message",
+                        begin - timeline.t0,
+                        time.perf_counter() - timeline.t0,
+                        threading.current_thread().name,
+                    )
                 )
 
         BaseClient._make_api_call = recorded  # type: ignore[method-assign]
@@ -139,8 +162,10 @@ class CallTimeline:
         for group in order:
             spans = groups[group]
             first, last = min(b for b, _ in spans), max(e for _, e in spans)
-            print(f"   {group[0]:14s} {group[1]:18s} x{len(spans):<5d} {first * 1000:8.1f} -> {last * 1000:8.1f}  "
-                  f"(sum of call times {sum(e - b for b, e in spans) * 1000:.1f})")
+            print(
+                f"   {group[0]:14s} {group[1]:18s} x{len(spans):<5d} {first * 1000:8.1f} -> {last * 1000:8.1f}  "
+                f"(sum of call times {sum(e - b for b, e in spans) * 1000:.1f})"
+            )
 
 
 def profile_resume(messages: int) -> None:
@@ -182,7 +207,13 @@ def profile_resume(messages: int) -> None:
             side.invoke(a, "again")
             t3 = time.perf_counter()
             if marks is not None:
-                marks.update({"session manager built": t1 - t0, "agent built (session loaded)": t2 - t0, "invocation done": t3 - t0})
+                marks.update(
+                    {
+                        "session manager built": t1 - t0,
+                        "agent built (session loaded)": t2 - t0,
+                        "invocation done": t3 - t0,
+                    }
+                )
 
         for side_name in ("elsai", "strands"):
             resume(side_name)  # warm-up
@@ -201,7 +232,13 @@ def profile_resume(messages: int) -> None:
         profile.disable()
         wall = time.perf_counter() - start
         snapshots["elsai"].restore()
-        report(f"elsai S3 resume of {messages} messages (default window), main thread only", profile, wall, None, limit=12)
+        report(
+            f"elsai S3 resume of {messages} messages (default window), main thread only",
+            profile,
+            wall,
+            None,
+            limit=12,
+        )
     finally:
         server.stop()
 

@@ -77,7 +77,9 @@ class FileVariant:
     position: str | None = None
 
 
-def _run_file_variant(v: FileVariant, cycles: int, locations: dict[str, str]) -> tuple[float, float | None]:
+def _run_file_variant(
+    v: FileVariant, cycles: int, locations: dict[str, str]
+) -> tuple[float, float | None]:
     """(wall seconds of the invocation, seconds inside the session layer or None)."""
     side = SIDES[v.side]
     responses = workload.script(cycles)
@@ -99,7 +101,9 @@ def _run_file_variant(v: FileVariant, cycles: int, locations: dict[str, str]) ->
         if stop != "end_turn":
             raise RuntimeError(f"{v.label}: invocation ended with {stop!r}")
         if storage_dir is not None:  # the session really holds every message
-            folder = os.path.join(storage_dir, "session_overhead", "agents", "agent_bench", "messages")
+            folder = os.path.join(
+                storage_dir, "session_overhead", "agents", "agent_bench", "messages"
+            )
             stored = [m for m in os.listdir(folder) if not m.startswith(".")]
             if len(stored) != workload.messages_written(cycles):
                 raise RuntimeError(
@@ -155,9 +159,13 @@ def bench_overhead(cycles: int, repeats: int, locations: dict[str, str]) -> dict
                 "max_s": max(samples[v.label]),
                 "ms_per_cycle": med(v.label) / cycles * 1000,
                 # median over repeats of (run with session - paired run without) / cycles
-                "overhead_ms_per_cycle": statistics.median(paired[v.label]) / cycles * 1000 if session else None,
+                "overhead_ms_per_cycle": statistics.median(paired[v.label]) / cycles * 1000
+                if session
+                else None,
                 # wall time spent inside the session layer / cycles (median of the repeats)
-                "in_layer_ms_per_cycle": statistics.median(layer[v.label]) / cycles * 1000 if session else None,
+                "in_layer_ms_per_cycle": statistics.median(layer[v.label]) / cycles * 1000
+                if session
+                else None,
                 "samples_s": samples[v.label],
                 "paired_differences_s": paired.get(v.label),
                 "in_layer_samples_s": layer.get(v.label),
@@ -208,7 +216,11 @@ def bench_s3_requests(counter: s3env.RequestCounter, bucket: str, cycles: int) -
                 kwargs["position"] = position
             agent = side.make_agent(workload.script(cycles), **kwargs)
         marks: list[collections.Counter[str]] = []
-        workload.on_tool_call = lambda: marks.append(collections.Counter(counter.counts))
+
+        def mark(marks: list[collections.Counter[str]] = marks) -> None:
+            marks.append(collections.Counter(counter.counts))
+
+        workload.on_tool_call = mark
         try:
             start = time.perf_counter()
             with counter.counting() as invocation:
@@ -217,7 +229,9 @@ def bench_s3_requests(counter: s3env.RequestCounter, bucket: str, cycles: int) -
         finally:
             workload.on_tool_call = None
         if stop != "end_turn" or len(marks) != cycles:
-            raise RuntimeError(f"{label}: stop={stop!r}, {len(marks)} tool calls for {cycles} cycles")
+            raise RuntimeError(
+                f"{label}: stop={stop!r}, {len(marks)} tool calls for {cycles} cycles"
+            )
         # Slice k = what happened between tool call k and tool call k+1: the toolResult message,
         # the after_tools boundary, the model call, the assistant message, the after_model boundary.
         # Skip the first slices, while the 40-message window fills up.
@@ -262,7 +276,9 @@ class ResumeVariant:
         return (self.side, self.null_cm)
 
 
-def _build_session(side_name: str, null_cm: bool, bucket: str, messages: int, scratch: str) -> dict[str, Any]:
+def _build_session(
+    side_name: str, null_cm: bool, bucket: str, messages: int, scratch: str
+) -> dict[str, Any]:
     """Run a real agent for (messages/100) invocations of 49 tool cycles = `messages` messages.
 
     It runs against a FileSessionManager on a scratch directory (fast), whose tree is then
@@ -275,10 +291,15 @@ def _build_session(side_name: str, null_cm: bool, bucket: str, messages: int, sc
     if rest:
         raise ValueError("messages must be a multiple of 100")
     storage_dir = tempfile.mkdtemp(prefix=f"build-{side_name}-", dir=scratch)
-    kwargs: dict[str, Any] = {"session_manager": side.file_manager("resume", storage_dir), "null_cm": null_cm}
+    kwargs: dict[str, Any] = {
+        "session_manager": side.file_manager("resume", storage_dir),
+        "null_cm": null_cm,
+    }
     if side_name == "elsai":
         kwargs["position"] = "both"
-    agent = side.make_agent(workload.multi_invocation_script(invocations, per_invocation_cycles), **kwargs)
+    agent = side.make_agent(
+        workload.multi_invocation_script(invocations, per_invocation_cycles), **kwargs
+    )
     start = time.perf_counter()
     for _ in range(invocations):
         if side.invoke(agent, workload.PROMPT) != "end_turn":
@@ -293,7 +314,9 @@ def _build_session(side_name: str, null_cm: bool, bucket: str, messages: int, sc
     return {"build_s": built_in, "objects": uploaded, "messages": stored}
 
 
-def _resume_once(v: ResumeVariant, bucket: str, counter: s3env.RequestCounter, boto: Any) -> dict[str, Any]:
+def _resume_once(
+    v: ResumeVariant, bucket: str, counter: s3env.RequestCounter, boto: Any
+) -> dict[str, Any]:
     side = SIDES[v.side]
     kwargs: dict[str, Any] = {"null_cm": v.null_cm}
     if v.side == "elsai":
@@ -305,7 +328,9 @@ def _resume_once(v: ResumeVariant, bucket: str, counter: s3env.RequestCounter, b
         t0 = time.perf_counter()
         manager = side.s3_manager("resume", bucket, boto_session=boto if v.shared_boto else None)
         tm = time.perf_counter()
-        holder["agent"] = side.make_agent([workload.final_response("Resumed and done.")], session_manager=manager, **kwargs)
+        holder["agent"] = side.make_agent(
+            [workload.final_response("Resumed and done.")], session_manager=manager, **kwargs
+        )
         t1 = time.perf_counter()
         loaded = side.message_count(holder["agent"])
         stop = side.invoke(holder["agent"], "One more thing, then stop.")
@@ -324,7 +349,9 @@ def _resume_once(v: ResumeVariant, bucket: str, counter: s3env.RequestCounter, b
     }
 
 
-def bench_resume(counter: s3env.RequestCounter, messages: int, repeats: int, scratch: str) -> dict[str, Any]:
+def bench_resume(
+    counter: s3env.RequestCounter, messages: int, repeats: int, scratch: str
+) -> dict[str, Any]:
     import boto3
 
     variants = [
@@ -343,7 +370,11 @@ def bench_resume(counter: s3env.RequestCounter, messages: int, repeats: int, scr
         bucket = f"resume-{v.side}-{'null' if v.null_cm else 'window'}"
         s3env.create_bucket(admin, bucket)
         info = _build_session(v.side, v.null_cm, bucket, messages, scratch)
-        stores[v.store_key] = {"bucket": bucket, "build": info, "snapshot": s3env.BucketSnapshot(admin, bucket)}
+        stores[v.store_key] = {
+            "bucket": bucket,
+            "build": info,
+            "snapshot": s3env.BucketSnapshot(admin, bucket),
+        }
         log(f"  resume: built {bucket} ({info['messages']} messages, {info['build_s']:.1f}s)")
     shared = boto3.Session()
     shared.client("s3")  # load the service model once, as a long-lived process would have
@@ -393,10 +424,18 @@ def bench_resume(counter: s3env.RequestCounter, messages: int, repeats: int, scr
         "default_shared_boto": ratio(
             "elsai / default, shared boto3 Session", "strands / default, shared boto3 Session"
         ),
-        "elsai_default_vs_strands_null": ratio("elsai / default (window 40)", "strands / NullConversationManager"),
+        "elsai_default_vs_strands_null": ratio(
+            "elsai / default (window 40)", "strands / NullConversationManager"
+        ),
     }
     builds = {f"{k[0]} / {'null' if k[1] else 'window'}": st["build"] for k, st in stores.items()}
-    return {"messages": messages, "repeats": repeats, "rows": rows, "ratios": ratios, "builds": builds}
+    return {
+        "messages": messages,
+        "repeats": repeats,
+        "rows": rows,
+        "ratios": ratios,
+        "builds": builds,
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -405,7 +444,13 @@ def bench_resume(counter: s3env.RequestCounter, messages: int, repeats: int, scr
 
 
 def _fmt_ops(ops: dict[str, float]) -> str:
-    short = {"PutObject": "PUT", "GetObject": "GET", "ListObjectsV2": "LIST", "HeadObject": "HEAD", "DeleteObject": "DEL"}
+    short = {
+        "PutObject": "PUT",
+        "GetObject": "GET",
+        "ListObjectsV2": "LIST",
+        "HeadObject": "HEAD",
+        "DeleteObject": "DEL",
+    }
     parts = [f"{v:g} {short.get(k, k)}" for k, v in sorted(ops.items()) if round(v, 3) != 0]
     return ", ".join(parts) if parts else "0"
 
@@ -434,7 +479,9 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
                     "target": f"file session overhead per cycle, elsai both / strands, end-to-end difference ({loc}) <= {TARGET_OVERHEAD_RATIO}",
                     "value": r,
                     "met": r is not None and r <= TARGET_OVERHEAD_RATIO,
-                    "note": None if r is not None else "strands' with-session median was not above its no-session median (noise)",
+                    "note": None
+                    if r is not None
+                    else "strands' with-session median was not above its no-session median (noise)",
                 }
             )
     rq = results.get("s3_requests")
@@ -442,15 +489,30 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
         both = next(r for r in rq["rows"] if r["variant"] == "elsai / both")
         put = both["per_cycle"].get("PutObject", 0)
         get = both["per_cycle"].get("GetObject", 0)
-        out.append({"target": f"elsai both PUT per tool cycle <= {TARGET_PUT_PER_CYCLE}", "value": put,
-                    "met": put <= TARGET_PUT_PER_CYCLE})
-        out.append({"target": f"elsai both GET per tool cycle == {TARGET_GET_PER_CYCLE}", "value": get,
-                    "met": get == TARGET_GET_PER_CYCLE})
+        out.append(
+            {
+                "target": f"elsai both PUT per tool cycle <= {TARGET_PUT_PER_CYCLE}",
+                "value": put,
+                "met": put <= TARGET_PUT_PER_CYCLE,
+            }
+        )
+        out.append(
+            {
+                "target": f"elsai both GET per tool cycle == {TARGET_GET_PER_CYCLE}",
+                "value": get,
+                "met": get == TARGET_GET_PER_CYCLE,
+            }
+        )
     rs = results.get("resume")
     if rs:
         r = rs["ratios"]["default"]
-        out.append({"target": f"resume 1,000-message S3 session, elsai / strands (defaults) <= {TARGET_RESUME_RATIO}",
-                    "value": r, "met": r <= TARGET_RESUME_RATIO})
+        out.append(
+            {
+                "target": f"resume 1,000-message S3 session, elsai / strands (defaults) <= {TARGET_RESUME_RATIO}",
+                "value": r,
+                "met": r <= TARGET_RESUME_RATIO,
+            }
+        )
     return out
 
 
@@ -502,7 +564,9 @@ def markdown(results: dict[str, Any]) -> str:
         for key, r in ov["ratios"].items():
             orat = "n/a" if r["overhead_ratio"] is None else f"{r['overhead_ratio']:.2f}"
             lines.append(f"| {key} | {r['in_layer_ratio']:.2f} | {orat} | {r['total_ratio']:.2f} |")
-        lines += [""] + [f"- `{loc}`: {info['dir']} ({info['fs']})" for loc, info in ov["locations"].items()]
+        lines += [""] + [
+            f"- `{loc}`: {info['dir']} ({info['fs']})" for loc, info in ov["locations"].items()
+        ]
     rq = results.get("s3_requests")
     if rq:
         lines += [
@@ -551,10 +615,14 @@ def environment() -> dict[str, Any]:
 
     try:
         commit = subprocess.run(
-            ["git", "-C", os.path.dirname(HERE), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+            ["git", "-C", os.path.dirname(HERE), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", os.path.dirname(HERE), "status", "--porcelain", "--", "elsai"], capture_output=True, text=True
+            ["git", "-C", os.path.dirname(HERE), "status", "--porcelain", "--", "elsai"],
+            capture_output=True,
+            text=True,
         ).stdout.strip()
         commit = commit + ("+uncommitted changes in elsai/" if dirty else "")
     except Exception:
@@ -573,15 +641,25 @@ def environment() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="small N, 2 repeats: a smoke test, not a measurement")
-    parser.add_argument("--cycles", type=int, default=100, help="tool cycles in the file-overhead benchmark")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small N, 2 repeats: a smoke test, not a measurement"
+    )
+    parser.add_argument(
+        "--cycles", type=int, default=100, help="tool cycles in the file-overhead benchmark"
+    )
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--s3-cycles", type=int, default=60)
     parser.add_argument("--resume-messages", type=int, default=1000)
     parser.add_argument("--only", choices=["overhead", "s3", "resume"], action="append")
-    parser.add_argument("--disk-dir", default=None, help="directory on a real disk (default: system temp dir)")
-    parser.add_argument("--tmpfs-dir", default="/dev/shm", help="directory on tmpfs; skipped if missing")
+    parser.add_argument(
+        "--disk-dir", default=None, help="directory on a real disk (default: system temp dir)"
+    )
+    parser.add_argument(
+        "--tmpfs-dir", default="/dev/shm", help="directory on tmpfs; skipped if missing"
+    )
     parser.add_argument("--out", default=RESULTS_DIR)
     args = parser.parse_args(argv)
     if args.quick:
@@ -596,7 +674,9 @@ def main(argv: list[str] | None = None) -> int:
         locations["tmpfs"] = args.tmpfs_dir
 
     if "overhead" in only:
-        log(f"1/3 per-cycle overhead on files: {args.cycles} cycles x {args.repeats} repeats, {list(locations)}")
+        log(
+            f"1/3 per-cycle overhead on files: {args.cycles} cycles x {args.repeats} repeats, {list(locations)}"
+        )
         results["overhead"] = bench_overhead(args.cycles, args.repeats, locations)
 
     if only & {"s3", "resume"}:
@@ -606,13 +686,19 @@ def main(argv: list[str] | None = None) -> int:
         counter.install()
         try:
             if "s3" in only:
-                log(f"2/3 S3 requests per tool cycle: {args.s3_cycles} cycles, moto at {server.endpoint}")
+                log(
+                    f"2/3 S3 requests per tool cycle: {args.s3_cycles} cycles, moto at {server.endpoint}"
+                )
                 s3env.create_bucket(s3env.admin_client(), "requests")
                 results["s3_requests"] = bench_s3_requests(counter, "requests", args.s3_cycles)
             if "resume" in only:
-                log(f"3/3 resume of a {args.resume_messages}-message S3 session x {args.repeats} repeats")
+                log(
+                    f"3/3 resume of a {args.resume_messages}-message S3 session x {args.repeats} repeats"
+                )
                 scratch = locations.get("tmpfs", disk)
-                results["resume"] = bench_resume(counter, args.resume_messages, args.repeats, scratch)
+                results["resume"] = bench_resume(
+                    counter, args.resume_messages, args.repeats, scratch
+                )
         finally:
             counter.uninstall()
             server.stop()
@@ -628,7 +714,9 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(results, f, indent=1, default=str)
     with open(os.path.join(args.out, "README.md" if not suffix else "latest-quick.md"), "w") as f:
         f.write(text)
-    log(f"wrote {args.out}/latest{suffix}.json and the markdown summary ({results['duration_s']:.0f} s)")
+    log(
+        f"wrote {args.out}/latest{suffix}.json and the markdown summary ({results['duration_s']:.0f} s)"
+    )
     return 0
 
 

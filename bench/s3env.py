@@ -86,6 +86,7 @@ def admin_client() -> Any:
 
 # -- request counting -----------------------------------------------------------------------
 
+
 class RequestCounter:
     """Counts S3 API calls by operation name, for every botocore client in the process.
 
@@ -154,6 +155,7 @@ class RequestCounter:
 
 
 # -- bucket helpers ------------------------------------------------------------------------
+
 
 def create_bucket(client: Any, bucket: str) -> None:
     client.create_bucket(Bucket=bucket)

@@ -66,7 +66,12 @@ def _events(message: dict[str, Any]) -> list[dict[str, Any]]:
             events.append({"contentBlockStart": {"contentBlockIndex": index, "start": {}}})
             for i in range(0, max(len(text), 1), workload.TEXT_CHUNK):
                 events.append(
-                    {"contentBlockDelta": {"contentBlockIndex": index, "delta": {"text": text[i : i + workload.TEXT_CHUNK]}}}
+                    {
+                        "contentBlockDelta": {
+                            "contentBlockIndex": index,
+                            "delta": {"text": text[i : i + workload.TEXT_CHUNK]},
+                        }
+                    }
                 )
         elif "toolUse" in block:
             has_tool = True
@@ -119,7 +124,9 @@ def file_manager(session_id: str, storage_dir: str) -> FileSessionManager:
 
 
 def s3_manager(session_id: str, bucket: str, boto_session: Any = None) -> S3SessionManager:
-    return S3SessionManager(session_id=session_id, bucket=bucket, prefix="", boto_session=boto_session)
+    return S3SessionManager(
+        session_id=session_id, bucket=bucket, prefix="", boto_session=boto_session
+    )
 
 
 def make_agent(

@@ -33,7 +33,9 @@ def bump_impl(n: int) -> str:
 def tool_use_response(i: int) -> dict[str, Any]:
     return {
         "role": "assistant",
-        "content": [{"toolUse": {"toolUseId": f"tooluse_{i:06d}", "name": TOOL_NAME, "input": {"n": i}}}],
+        "content": [
+            {"toolUse": {"toolUseId": f"tooluse_{i:06d}", "name": TOOL_NAME, "input": {"n": i}}}
+        ],
     }
 
 

@@ -1,10 +1,181 @@
-"""`elsai local ...` (placeholder: filled in by the serverless work)."""
+"""`elsai local run`: the main job, offline: the synthesized state machine on moto, a Lambda
+killed mid-tool, the Step Functions retry, and the checkpoint resume that completes the job.
+
+The runtime lives in the repo's `infra/local` (beside the CDK app it runs), not in the
+installed package, so this command works from a checkout: it finds the repo root and puts
+it and `lambdas/` on sys.path first.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
 from typing import Any
+
+from elsai.cli.render import Style
+
+DEFAULT_PROMPT = "Process orders 1, 2 and 3"
+EVENT_STYLES = {
+    "killed": ("bold", "red"), "failed": ("bold", "red"), "slice_failed": ("red",), "retry": ("yellow",),
+    "resumed": ("bold", "cyan"), "completed": ("bold", "green"), "tool": ("dim",), "parked": ("magenta",),
+}  # fmt: skip
 
 
 def register(groups: Any) -> None:
     parser = groups.add_parser("local", help="run jobs through the synthesized state machine on moto")
-    parser.set_defaults(handler=lambda args: parser.print_help())
+    sub = parser.add_subparsers(dest="local_command", metavar="SUBCOMMAND")
+    parser.set_defaults(handler=lambda args: parser.print_help() or 2)
+    run = sub.add_parser(
+        "run",
+        help="run one job end to end on moto; by default its Lambda is killed mid-tool and the job still completes",
+        description="Runs PROMPT as a job through the real (synthesized) Step Functions definition on a local moto "
+        "server. The agent Lambda is the real handler in a child process; by default the first attempt is "
+        "SIGKILLed inside its 2nd tool call, Step Functions retries it, and the checkpoint resumes it.",
+    )
+    run.add_argument("prompt", nargs="?", default=DEFAULT_PROMPT, help=f"the job's prompt (default: {DEFAULT_PROMPT!r})")
+    run.add_argument("--kill-in-tool", type=int, default=2, metavar="N", help="SIGKILL the Lambda inside the job's N-th tool run (default 2)")
+    run.add_argument("--no-kill", action="store_true", help="no fault injection")
+    run.add_argument("--model", choices=("scripted", "bedrock"), default="scripted", help="scripted (offline, default) or Amazon Bedrock")
+    run.add_argument("--slice-seconds", type=float, metavar="S", help="stop each slice at the first loop boundary after S seconds (0: at every boundary)")
+    run.add_argument("--fast-retries", action="store_true", help="1 s Retry waits instead of the template's backoff")
+    run.add_argument("--timeout", type=float, default=300, help="give up waiting after this many seconds (default 300)")
+    run.add_argument("--json", action="store_true", help="print one JSON summary instead of live progress")
+    run.add_argument("--no-color", action="store_true", help="never colour (also: NO_COLOR env)")
+    run.set_defaults(handler=_run)
+
+
+def find_repo_root(start: Path | None = None) -> Path | None:
+    """The nearest directory at or above `start` holding cdk.json, infra/ and lambdas/."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "cdk.json").is_file() and (candidate / "infra").is_dir() and (candidate / "lambdas").is_dir():
+            return candidate
+    return None
+
+
+def _bedrock_credentials() -> dict[str, str]:
+    """The caller's real credentials, resolved before the runtime points boto3 at moto."""
+    import boto3
+
+    session = boto3.Session()
+    creds = session.get_credentials()
+    if creds is None:
+        raise SystemExit("elsai: error: --model bedrock needs AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID/..., or SSO); none were found")
+    frozen = creds.get_frozen_credentials()
+    region = session.region_name or "us-east-1"
+    out = {"AWS_ACCESS_KEY_ID": frozen.access_key, "AWS_SECRET_ACCESS_KEY": frozen.secret_key,
+           "AWS_DEFAULT_REGION": region, "AWS_REGION": region}  # fmt: skip
+    if frozen.token:
+        out["AWS_SESSION_TOKEN"] = frozen.token
+    return out
+
+
+def _run(args: argparse.Namespace) -> int:
+    root = find_repo_root()
+    if root is None:
+        print("elsai: error: `elsai local` runs the serverless stack from a repo checkout; no directory holding "
+              "cdk.json, infra/ and lambdas/ was found at or above " + str(Path.cwd()), file=sys.stderr)  # fmt: skip
+        return 2
+    for path in (str(root / "lambdas"), str(root)):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    try:
+        import moto.server  # noqa: F401
+
+        from infra.local import LocalRuntime, kill_in_job_tool
+    except ImportError as exc:
+        print(f"elsai: error: `elsai local` needs the dev extra (moto[server], aws-cdk-lib, powertools): pip install -e '.[dev]' ({exc})", file=sys.stderr)
+        return 2
+    credentials = _bedrock_credentials() if args.model == "bedrock" else None
+    style = Style.for_stream(sys.stdout, no_color=args.no_color)
+    started = time.monotonic()
+
+    def show(event: Any) -> None:
+        if not args.json:
+            stamp = style.paint(f"{time.monotonic() - started:6.1f}s", "dim")
+            print(f"{stamp} {style.paint(event.line(), *EVENT_STYLES.get(event.kind, ()))}", flush=True)
+
+    if not args.json:
+        print(style.paint("Synthesizing the CDK stack (cached after the first run) and starting moto…", "dim"), flush=True)
+    timeout = margin = None
+    if args.slice_seconds is not None:
+        margin = 1000
+        timeout = args.slice_seconds + margin / 1000
+    faults = None if args.no_kill else kill_in_job_tool(args.kill_in_tool)
+    with LocalRuntime(root=root, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
+                      faults=faults, on_event=show, bedrock_credentials=credentials) as runtime:  # fmt: skip
+        if not args.json:
+            print(style.paint(f"moto on {runtime.endpoint}; state machine {runtime.state_machine_arn}", "dim"), flush=True)
+        job = runtime.start_job(args.prompt)
+        final = runtime.wait(job["job_id"], timeout=args.timeout)
+        summary = _summary(runtime, job, final)
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+    else:
+        _print_summary(summary, style)
+    return 0 if final["status"] == "SUCCEEDED" else 1
+
+
+def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[str, Any]:
+    records = runtime.slices(job["job_id"])
+    ledger = [e for e in runtime.ledger() if e.get("job_id") == job["job_id"]]
+    runs = Counter(f"{e['tool']}({', '.join(f'{k}={v!r}' for k, v in (e.get('input') or {}).items())})" for e in ledger)
+    resumed = [{"slice": r.info.slice, "attempt": r.info.attempt, "position": r.result.get("resume_position")}
+               for r in records if r.result and r.result.get("resumed_from_checkpoint")]  # fmt: skip
+    return {
+        "job_id": job["job_id"],
+        "session_id": job["session_id"],
+        "status": final["status"],
+        "text": (final.get("result") or {}).get("text", ""),
+        "error": final.get("error"),
+        "slices": len({r.info.slice for r in records}),
+        "attempts": len(records),
+        "killed": [{"slice": r.info.slice, "attempt": r.info.attempt, "error": r.error.get("errorType")} for r in records if r.killed and r.error],
+        "failed": [{"slice": r.info.slice, "attempt": r.info.attempt, "error": r.error.get("errorType")} for r in records if r.error and not r.killed],
+        "resumed": resumed,
+        "tool_runs": dict(runs),
+        "session_files": [{"key": k, "bytes": n} for k, n in runtime.session_files(job["session_id"])],
+        **_state_path(runtime.history(job["job_id"])),
+        "bucket": runtime.bucket,
+        "events": [{"kind": e.kind, "slice": e.slice, "attempt": e.attempt, "message": e.message} for e in runtime.progress.events],
+    }
+
+
+def _state_path(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """States entered, in order, and the task failures the Retry policy handled (from the execution history)."""
+    states: list[str] = []
+    for event in history:
+        name = (event.get("stateEnteredEventDetails") or {}).get("name")
+        if name:
+            states.append(name)
+    failures = [(e.get("taskFailedEventDetails") or {}).get("error") for e in history if e["type"] in ("TaskFailed", "TaskTimedOut")]
+    return {"states": states, "task_failures": failures}
+
+
+def _print_summary(s: dict[str, Any], style: Style) -> None:
+    ok = s["status"] == "SUCCEEDED"
+    print()
+    print(style.paint(f"Job {s['job_id']}: {s['status']}", "bold", "green" if ok else "red"))
+    if s["text"]:
+        print(f"  final text:   {s['text']}")
+    if s["error"]:
+        print(f"  error:        {s['error'].get('error')}: {s['error'].get('cause')}")
+    killed = ", ".join(f"slice {k['slice']} attempt {k['attempt']} ({k['error']})" for k in s["killed"]) or "none"
+    print(f"  slices:       {s['slices']} ({s['attempts']} Lambda attempts; killed: {killed})")
+    path = " -> ".join(s["states"]) if len(s["states"]) <= 12 else " -> ".join(s["states"][:5] + ["…"] + s["states"][-5:])
+    print(f"  states:       {path}")
+    if s["task_failures"]:
+        print(f"  retried:      RunSlice failed {len(s['task_failures'])}x ({', '.join(s['task_failures'])}); its Retry policy ran it again")
+    resumed = ", ".join(f"{r['position']} (slice {r['slice']} attempt {r['attempt']})" for r in s["resumed"]) or "no resume needed"
+    print(f"  resumed from: {resumed}")
+    print("  tool runs:")
+    for call, count in s["tool_runs"].items():
+        note = "  <- ran again: the killed attempt's result was never saved" if count > 1 else ""
+        print(f"    {count} x {call}{style.paint(note, 'yellow') if note else ''}")
+    print(f"  session files in s3://{s['bucket']}/ (moto):")
+    for f in s["session_files"]:
+        print(f"    {f['key']}  ({f['bytes']} B)")

@@ -139,7 +139,7 @@ def _ls(args: argparse.Namespace, store: Store, style: Style) -> int:
     rows: list[list[str]] = []
     for e in entries:
         if "error" in e:
-            rows.append([e["session_id"], "!", "", "", e["updated_at"], style.paint(e["error"], "red")])
+            rows.append([e["session_id"], "!", "", "", e["updated_at"], e["error"]])
         for a in e.get("agents", []):
             cp = a["checkpoint"] if isinstance(a["checkpoint"], dict) else None
             nxt = f"awaiting {a['interrupts_pending']} interrupt response(s)" if a["interrupts_pending"] else a["next_invoke"]
@@ -230,25 +230,33 @@ def _show(args: argparse.Namespace, store: Store, style: Style) -> int:
     if snap.problems:
         lines.append(style.paint(f"{len(snap.problems)} problem(s) reading this session; run `elsai sessions check {snap.session_id}`", "red"))
     for agent in agents:
-        lines += ["", *agent_lines(agent, style)]
+        lines += ["", *agent_lines(agent, style, args.last)]
     write(lines)
     return 0
 
 
-def agent_lines(agent: AgentSnapshot, style: Style) -> list[str]:
+def agent_lines(agent: AgentSnapshot, style: Style, last: int | None = None) -> list[str]:
     count = len(agent.indices)
     lines = [style.paint(f"agent {agent.agent_id}", "bold", "magenta") + style.paint(f" · {count} message(s)", "dim")]
-    shown = sorted(agent.messages)
-    if shown and shown[0] > 0:
-        lines.append(style.paint(f"  … {shown[0]} earlier message(s)", "dim"))
-    for index in agent.indices:
+    shown = agent.indices if last is None else agent.indices[count - min(last, count) :]
+    if count > len(shown):
+        lines.append(style.paint(f"  … {count - len(shown)} earlier message(s)", "dim"))
+    expected = shown[0] if shown and count > len(shown) else 0
+    for index in shown:
+        if index > expected:  # a gap in the numbering: say so where it is
+            span = f"{expected}..{index - 1}" if index - 1 > expected else str(expected)
+            lines.append(style.paint(f"[{span}] missing (see `elsai sessions check`)", "red"))
+        expected = index + 1
         record = agent.messages.get(index)
-        if index in shown and record is not None:
-            lines += render_message(index, record.message, style, created_at=record.created_at)
-        elif not shown or index >= shown[0]:
+        if record is None:
             lines.append(style.paint(f"[{index}] unreadable (see `elsai sessions check`)", "red"))
+        else:
+            lines += render_message(index, record.message, style, created_at=record.created_at)
     lines.append("")
-    lines.append(f"{style.paint('bookmark     ', 'bold')}{bookmark_line(agent.bookmark)}")
+    bookmark = bookmark_line(agent.bookmark)
+    if any(k.endswith("/checkpoint.json") for k in agent.unreadable):
+        bookmark = style.paint("checkpoint.json is unreadable (see `elsai sessions check`)", "red")
+    lines.append(f"{style.paint('bookmark     ', 'bold')}{bookmark}")
     for item in agent.pending_interrupts:
         reason = compact(item.get("reason"))
         lines.append(style.clip(f"{style.paint('interrupt    ', 'bold')}pending {item.get('name')} ({item.get('id')}) reason {reason}"))

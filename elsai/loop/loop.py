@@ -107,8 +107,12 @@ class EventLoop:
 
         while not self.interrupted:
             if not agent.messages or agent.messages[-1]["role"] != "user":
-                # Nothing to answer (e.g. `agent()` on a finished conversation).
+                # Nothing to answer (e.g. `agent()` on a finished conversation, or a retry after a
+                # crash that came after the final answer was stored but before the bookmark was
+                # finalized): the turn is over, so make the bookmark say so.
                 message = agent.messages[-1] if agent.messages else None
+                if message is not None:
+                    store.turn_ended()
                 break
             if inv.max_cycles is not None and inv.metrics.cycles >= inv.max_cycles:
                 raise RuntimeError(f"invocation exceeded max_cycles={inv.max_cycles}")
@@ -120,8 +124,8 @@ class EventLoop:
 
             if stop_reason == "tool_use" and tool_uses(message):
                 # BOUNDARY after_model: assistant toolUse message is durable, tools not yet run.
-                store.boundary("after_model", self.cycle)
-                if self._stop_requested():
+                resumable = store.boundary("after_model", self.cycle)
+                if resumable and self._stop_requested():
                     stop_reason = "paused"
                     break
                 async for event in self._run_tools(message, queued=[]):

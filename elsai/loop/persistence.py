@@ -41,8 +41,12 @@ class LoopPersistence(Protocol):
         """The last message was extended in place (user text merged into a toolResult message)."""
         ...
 
-    def boundary(self, position: Position, cycle_index: int) -> None:
-        """A loop boundary was reached: agent state if changed, then the bookmark, last."""
+    def boundary(self, position: Position, cycle_index: int) -> bool:
+        """A loop boundary was reached: agent state if changed, then the bookmark, last.
+
+        Returns True if a bookmark now covers this boundary, i.e. a later invocation (in any
+        process) can resume from exactly here. The loop only pauses at such boundaries.
+        """
         ...
 
     def turn_ended(self) -> None:
@@ -66,8 +70,8 @@ class NoPersistence:
     def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
         return None
 
-    def boundary(self, position: Position, cycle_index: int) -> None:
-        return None
+    def boundary(self, position: Position, cycle_index: int) -> bool:
+        return position == "after_tools"  # in memory, a finished tool batch is always resumable
 
     def turn_ended(self) -> None:
         return None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from elsai.checkpoint.model import Checkpoint, utc_now
@@ -19,7 +18,8 @@ from elsai.conversation.base import sanitize_window_start
 from elsai.loop.messages import orphan_repair
 from elsai.loop.persistence import Position, ResumePlan
 from elsai.session import keys
-from elsai.session.records import AgentRecord, MessageRecord, SessionCorruptError, dump, load
+from elsai.session.records import AgentRecord, MessageRecord, dump, load
+from elsai.session.window import load_window
 from elsai.types import Message, tool_results, tool_uses
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ MAX_REMEMBERED_INVOCATIONS = 50
 
 class SessionBinding:
     def __init__(self, manager: SessionManager, agent: Agent) -> None:
+        self.manager = manager
         self.storage = manager.storage
         self.session_id = manager.session_id
         self.agent = agent
@@ -55,22 +56,15 @@ class SessionBinding:
 
     def _load(self) -> None:
         storage, agent = self.storage, self.agent
-        wanted = [self._agent_key] + ([self._checkpoint_key] if self.checkpoint_config else [])
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            listing = pool.submit(storage.list, keys.messages_prefix(self.session_id, self.agent_id))
-            found = storage.read_many(wanted)
-            message_keys = listing.result()
-        indices = sorted(i for i in (keys.message_index(k) for k in message_keys) if i is not None)
-        if indices != list(range(len(indices))):
-            missing = sorted(set(range(indices[-1] + 1)) - set(indices))
-            raise SessionCorruptError(
-                f"messages of agent {self.agent_id!r} in session {self.session_id!r} have gaps "
-                f"(missing message_{missing[0]}.json under {storage.describe(keys.messages_prefix(self.session_id, self.agent_id))})"
-            )
-        self.next_index = len(indices)
+        session_key = keys.session_key(self.session_id)
+        session_obj, agent_obj, bookmark_obj = storage.read_many(
+            [session_key, self._agent_key, self._checkpoint_key]
+        )
+        if session_obj is None:
+            self.manager.create_session_record()
 
-        agent_obj = found[0]
         prefix: list[Message] = []
+        hints: list[int] = []
         if agent_obj is not None:
             record = load(AgentRecord, agent_obj.data, storage.describe(self._agent_key))
             self._agent_version = agent_obj.version
@@ -80,23 +74,29 @@ class SessionBinding:
             self.recorded_invocations = list(record.invocation_ids)
             agent._interrupts.restore(record.interrupt_state)
             self._agent_signature = self._signature()
-        if self.checkpoint_config and found[1] is not None:
-            self.bookmark = Checkpoint.from_json(found[1].data, storage.describe(self._checkpoint_key))
-            self._bookmark_version = found[1].version
+            hints.append(record.message_count)
+        if bookmark_obj is not None:
+            self._bookmark_version = bookmark_obj.version
+            if self.checkpoint_config is not None:
+                self.bookmark = Checkpoint.from_json(
+                    bookmark_obj.data, storage.describe(self._checkpoint_key)
+                )
+                hints.append(self.bookmark.message_count)
 
-        start = min(agent.conversation_manager.restore_window_start(self.next_index), self.next_index)
-        objects = storage.read_many([keys.message_key(self.session_id, self.agent_id, i) for i in range(start, self.next_index)])
-        records: list[MessageRecord] = []
-        for offset, obj in enumerate(objects):
-            key = keys.message_key(self.session_id, self.agent_id, start + offset)
-            if obj is None:
-                raise SessionCorruptError(f"message file vanished while loading: {storage.describe(key)}")
-            records.append(load(MessageRecord, obj.data, storage.describe(key)))
+        window = load_window(
+            storage,
+            self.session_id,
+            self.agent_id,
+            max(hints) if hints else None,
+            agent.conversation_manager.restore_window_start,
+        )
+        self.next_index, start, records = window.count, window.start, window.records
         if records:
-            self._last_record, self._last_version = records[-1], objects[-1].version  # type: ignore[union-attr]
+            self._last_record, self._last_version = records[-1], window.last_version
             self.last_message = records[-1].as_message()
         for message_record in records:
-            self._remember(message_record.invocation_id)
+            for invocation in message_record.invocation_ids:
+                self._remember(invocation)
 
         initial = list(agent.messages)
         if self.next_index > 0:
@@ -119,12 +119,21 @@ class SessionBinding:
         plan = self._gate()
         if plan.position is None:
             self._repair_orphan()
-        return ResumePlan(position=plan.position, cycle_index=plan.cycle_index, input_already_recorded=recorded)
+        return ResumePlan(
+            position=plan.position, cycle_index=plan.cycle_index, input_already_recorded=recorded
+        )
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
         index = self.next_index
-        record = MessageRecord(message_id=index, created_at=utc_now(), message=dict(message), invocation_id=invocation_id)
-        self._last_version = self.storage.create(keys.message_key(self.session_id, self.agent_id, index), dump(record))
+        record = MessageRecord(
+            message_id=index,
+            created_at=utc_now(),
+            message=dict(message),
+            invocation_ids=[invocation_id] if invocation_id else [],
+        )
+        self._last_version = self.storage.create(
+            keys.message_key(self.session_id, self.agent_id, index), dump(record)
+        )
         self.next_index = index + 1
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
@@ -133,26 +142,41 @@ class SessionBinding:
         if self._last_record is None:
             raise RuntimeError("no stored message to extend")
         record = self._last_record.model_copy(
-            update={"message": dict(message), "invocation_id": self._last_record.invocation_id or invocation_id}
+            update={
+                "message": dict(message),
+                "invocation_ids": [
+                    *self._last_record.invocation_ids,
+                    *(
+                        [invocation_id]
+                        if invocation_id and invocation_id not in self._last_record.invocation_ids
+                        else []
+                    ),
+                ],
+            }
         )
         key = keys.message_key(self.session_id, self.agent_id, self.next_index - 1)
-        self._last_version = self.storage.replace(key, dump(record), expected_version=self._last_version)
+        self._last_version = self.storage.replace(
+            key, dump(record), expected_version=self._last_version
+        )
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
 
-    def boundary(self, position: Position, cycle_index: int) -> None:
+    def boundary(self, position: Position, cycle_index: int) -> bool:
         self._write_agent(force=False)
-        if self.checkpoint_config is not None and self.checkpoint_config.saves(position):
-            self._write_bookmark(
-                Checkpoint(
-                    position=position,
-                    cycle_index=cycle_index,
-                    created_at=utc_now(),
-                    message_count=self.next_index,
-                    agent_id=self.agent_id,
-                    execution_status="active",
-                )
+        if self.checkpoint_config is None or not self.checkpoint_config.saves(position):
+            # Without a bookmark, only a finished tool batch is a safe place to stop.
+            return position == "after_tools"
+        self._write_bookmark(
+            Checkpoint(
+                position=position,
+                cycle_index=cycle_index,
+                created_at=utc_now(),
+                message_count=self.next_index,
+                agent_id=self.agent_id,
+                execution_status="active",
             )
+        )
+        return True
 
     def save_state(self) -> None:
         self._write_agent(force=False)
@@ -161,12 +185,20 @@ class SessionBinding:
         self._write_agent(force=False, include_window=True)
         if self.checkpoint_config is None or self.bookmark is None:
             return
+        if not self.bookmark.is_active and self.bookmark.message_count == self.next_index:
+            return  # already finalized for exactly these messages
         try:
             done = self.bookmark.model_copy(
-                update={"execution_status": "completed", "message_count": self.next_index, "created_at": utc_now()}
+                update={
+                    "execution_status": "completed",
+                    "message_count": self.next_index,
+                    "created_at": utc_now(),
+                }
             )
             self._write_bookmark(done)
-        except Exception as exc:  # the turn itself succeeded; a stale bookmark is gated on next load
+        except (
+            Exception
+        ) as exc:  # the turn itself succeeded; a stale bookmark is gated on next load
             logger.warning(
                 "could not finalize checkpoint %s after end_turn: %s: %s",
                 self.storage.describe(self._checkpoint_key),
@@ -202,7 +234,9 @@ class SessionBinding:
             if last is None or last["role"] != "assistant" or not tool_uses(last):
                 return "after_model bookmark but the last stored message is not a pending assistant toolUse"
         elif last is None or last["role"] != "user" or not tool_results(last):
-            return "after_tools bookmark but the last stored message is not a user toolResult message"
+            return (
+                "after_tools bookmark but the last stored message is not a user toolResult message"
+            )
         return None
 
     def _repair_orphan(self) -> None:
@@ -234,7 +268,11 @@ class SessionBinding:
         The sliding window's removed count is left out: it moves every cycle, and a stale
         value only makes a restore load a few more messages than needed.
         """
-        cm_state = {k: v for k, v in self.agent.conversation_manager.get_state().items() if k != "removed_message_count"}
+        cm_state = {
+            k: v
+            for k, v in self.agent.conversation_manager.get_state().items()
+            if k != "removed_message_count"
+        }
         return json.dumps(
             [
                 self.agent.state.to_dict(),
@@ -260,9 +298,12 @@ class SessionBinding:
             state=self.agent.state.to_dict(),
             conversation_manager_state=self.agent.conversation_manager.get_state(),
             invocation_ids=self.recorded_invocations[-MAX_REMEMBERED_INVOCATIONS:],
+            message_count=self.next_index,
             **self._extra_agent_fields(),
         )
-        self._agent_version = self.storage.replace(self._agent_key, dump(record), expected_version=self._agent_version)
+        self._agent_version = self.storage.replace(
+            self._agent_key, dump(record), expected_version=self._agent_version
+        )
         self._agent_signature = signature
         self._written_removed_count = removed
 

@@ -33,7 +33,6 @@ class SessionManager:
         """Load `agent`'s stored conversation into it and return its persistence binding."""
         from elsai.session.binding import SessionBinding
 
-        self.ensure_session()
         return SessionBinding(self, agent)
 
     def ensure_session(self) -> SessionRecord:
@@ -44,12 +43,15 @@ class SessionManager:
             if found is not None:
                 self._session_ready = True
                 return load(SessionRecord, found.data, self.storage.describe(key))
-            record = SessionRecord(session_id=self.session_id, created_at=utc_now())
-            # Another process may create it first: same content, nothing lost.
-            with contextlib.suppress(SessionConflictError):
-                self.storage.create(key, dump(record))
-            self._session_ready = True
-            return record
+            return self.create_session_record()
+
+    def create_session_record(self) -> SessionRecord:
+        """Write session.json; another process may create it first (same content, nothing lost)."""
+        record = SessionRecord(session_id=self.session_id, created_at=utc_now())
+        with contextlib.suppress(SessionConflictError):
+            self.storage.create(keys.session_key(self.session_id), dump(record))
+        self._session_ready = True
+        return record
 
     # -- orchestrator state (Graph / Swarm) -----------------------------------------------
 

@@ -44,6 +44,8 @@ class AgentRecord(BaseModel):
     #: Recent invocation ids whose input is recorded (exactly-once prompts); newest last.
     invocation_ids: list[str] = Field(default_factory=list)
     interrupt_state: dict[str, Any] = Field(default_factory=dict)
+    #: Stored messages when this record was written: a hint that spares a LIST on load.
+    message_count: int = 0
 
 
 class MessageRecord(BaseModel):
@@ -53,7 +55,13 @@ class MessageRecord(BaseModel):
     message_id: int
     created_at: str
     message: dict[str, Any]
-    invocation_id: str | None = None
+    #: Invocations whose input this message carries (a merge can add a second one).
+    invocation_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def invocation_id(self) -> str | None:
+        """The first invocation recorded in this message (kept for readers of one id)."""
+        return self.invocation_ids[0] if self.invocation_ids else None
 
     def as_message(self) -> Message:
         return self.message  # type: ignore[return-value]

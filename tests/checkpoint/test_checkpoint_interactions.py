@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
+from cp_helpers import (
     CountingStorage,
     Crash,
     agent_dir,
@@ -35,7 +35,9 @@ from elsai.tools import ToolContext
 def crash_first_run(build: Any, ledger: Any, **kwargs: Any) -> None:
     ledger.crash_on = {1}
     with pytest.raises(Crash):
-        build([tool_call("t1", city="Paris")], **kwargs)("What's the weather in Paris?", invocation_id="job-1")
+        build([tool_call("t1", city="Paris")], **kwargs)(
+            "What's the weather in Paris?", invocation_id="job-1"
+        )
 
 
 # -- Interactions table ------------------------------------------------------------------------
@@ -60,7 +62,9 @@ def test_invocation_hooks_fire_on_resume_invokes(build: Any, ledger: Any) -> Non
     agent = build(["Sunny."])
     fired: list[str] = []
     agent.hooks.add_callback(BeforeInvocationEvent, lambda e: fired.append("before"))
-    agent.hooks.add_callback(AfterInvocationEvent, lambda e: fired.append(f"after:{e.result.resumed_from_checkpoint}"))
+    agent.hooks.add_callback(
+        AfterInvocationEvent, lambda e: fired.append(f"after:{e.result.resumed_from_checkpoint}")
+    )
     agent("continue")
     assert fired == ["before", "after:True"]
 
@@ -70,9 +74,22 @@ class Forecast(BaseModel):
     temperature_f: int
 
 
-def test_structured_output_cycle_can_leave_active_bookmark_then_finalizes(build: Any, store: Path, ledger: Any) -> None:
+def test_structured_output_cycle_can_leave_active_bookmark_then_finalizes(
+    build: Any, store: Path, ledger: Any
+) -> None:
     ledger.crash_on = {1}
-    so_call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "so1", "name": "Forecast", "input": {"city": "Paris", "temperature_f": 72}}}]}
+    so_call = {
+        "role": "assistant",
+        "content": [
+            {
+                "toolUse": {
+                    "toolUseId": "so1",
+                    "name": "Forecast",
+                    "input": {"city": "Paris", "temperature_f": 72},
+                }
+            }
+        ],
+    }
     with pytest.raises(Crash):
         build([tool_call("t1", city="Paris")])("forecast please", structured_output_model=Forecast)
     assert read_bookmark(store)["execution_status"] == "active"  # type: ignore[index]
@@ -104,7 +121,9 @@ def test_sliding_window_resume_mid_tool_cycle(build: Any, store: Path, ledger: A
     responses = [tool_call(f"t{i}", city=f"C{i}") for i in range(5)]
     with pytest.raises(Crash):
         build(responses, conversation_manager=SlidingWindowConversationManager(window_size=4))("go")
-    result = build(["done"], conversation_manager=SlidingWindowConversationManager(window_size=4))("continue")
+    result = build(["done"], conversation_manager=SlidingWindowConversationManager(window_size=4))(
+        "continue"
+    )
     assert result.resume_position == "after_model"
     assert ledger.runs == ["C0", "C1", "C2", "C3", "C4", "C4"]
     assert_valid_transcript(stored_messages(store))
@@ -118,7 +137,12 @@ def test_invocation_id_makes_the_prompt_exactly_once(build: Any, store: Path, le
     # A retry re-sends the same invocation: the prompt is not appended again; it resumes.
     result = build(["Sunny."])("What's the weather in Paris?", invocation_id="job-1")
     assert result.resumed_from_checkpoint is True
-    texts = [b["text"] for m in stored_messages(store) for b in m["content"] if "text" in b and m["role"] == "user"]
+    texts = [
+        b["text"]
+        for m in stored_messages(store)
+        for b in m["content"]
+        if "text" in b and m["role"] == "user"
+    ]
     assert texts == ["What's the weather in Paris?"]
     # After completion, the same id again is a no-op answer; a new id appends.
     again = build([])("What's the weather in Paris?", invocation_id="job-1")
@@ -198,7 +222,9 @@ def test_ids_are_validated_before_any_io(tmp_path: Path, bad: str) -> None:
     with pytest.raises(ValueError):
         FileSessionManager(session_id=bad, storage_dir=str(root))
     with pytest.raises(ValueError):
-        AgentConfig(agent_id=bad, session_manager=FileSessionManager(session_id="ok", storage_dir=str(root)))
+        AgentConfig(
+            agent_id=bad, session_manager=FileSessionManager(session_id="ok", storage_dir=str(root))
+        )
     assert not root.exists()
 
 
@@ -221,7 +247,10 @@ def test_experimental_checkpoint_module_warns_and_points_to_stable_home() -> Non
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         module = importlib.import_module("elsai.experimental.checkpoint")
-    assert any(issubclass(w.category, DeprecationWarning) and "elsai.checkpoint" in str(w.message) for w in caught)
+    assert any(
+        issubclass(w.category, DeprecationWarning) and "elsai.checkpoint" in str(w.message)
+        for w in caught
+    )
     from elsai.checkpoint import CheckpointConfig as Stable
 
     assert module.CheckpointConfig is Stable

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import (
+from cp_helpers import (
     CountingStorage,
     Crash,
     agent_dir,
@@ -32,7 +32,11 @@ from elsai.session import FileSessionManager
 def test_storage_layout_is_exactly_the_spec(build: Any, store: Path) -> None:
     agent = build([tool_call("t1", city="Paris"), "Sunny in Paris."])
     agent("What's the weather in Paris? Use get_weather.")
-    files = sorted(str(p.relative_to(store)) for p in store.rglob("*") if p.is_file() and not p.name.startswith("."))
+    files = sorted(
+        str(p.relative_to(store))
+        for p in store.rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    )
     assert files == [
         "session_my-job/agents/agent_worker/agent.json",
         "session_my-job/agents/agent_worker/checkpoint.json",
@@ -63,7 +67,12 @@ def test_active_bookmark_has_exactly_the_spec_fields(build: Any, store: Path, le
     assert bookmark["cycle_index"] == 0
     assert bookmark["schema_version"] == "1.0"
     assert bookmark["created_at"].endswith("Z")
-    assert datetime.fromisoformat(bookmark["created_at"].replace("Z", "+00:00")).utcoffset().total_seconds() == 0
+    assert (
+        datetime.fromisoformat(bookmark["created_at"].replace("Z", "+00:00"))
+        .utcoffset()
+        .total_seconds()
+        == 0
+    )
     assert bookmark["message_count"] == 2
     assert bookmark["agent_id"] == "worker"
     assert bookmark["execution_status"] == "active"
@@ -87,12 +96,16 @@ def test_bookmark_is_thin_no_messages_or_tool_payloads(build: Any, store: Path) 
         ("both", "after_model", "after_tools"),
     ],
 )
-def test_position_table(build: Any, store: Path, position: str, during_tool: Any, before_second_model_call: Any) -> None:
+def test_position_table(
+    build: Any, store: Path, position: str, during_tool: Any, before_second_model_call: Any
+) -> None:
     during: list[Any] = []
     before_model: list[Any] = []
     agent = build([tool_call("t1", city="Paris"), "done"], position=position)
     agent.hooks.add_callback(AfterToolCallEvent, lambda e: during.append(read_bookmark(store)))  # type: ignore[arg-type]
-    agent.hooks.add_callback(BeforeModelCallEvent, lambda e: before_model.append(read_bookmark(store)))  # type: ignore[arg-type]
+    agent.hooks.add_callback(
+        BeforeModelCallEvent, lambda e: before_model.append(read_bookmark(store))
+    )  # type: ignore[arg-type]
     agent("weather?")
     assert (during[0] or {}).get("position") == during_tool
     assert (before_model[1] or {}).get("position") == before_second_model_call
@@ -180,7 +193,9 @@ def test_clean_end_turn_finalizes_as_completed_not_deleted(build: Any, store: Pa
 # -- Resume semantics table ------------------------------------------------------------------
 
 
-def test_after_model_active_runs_pending_tools_first_then_queued_text(build: Any, store: Path, ledger: Any) -> None:
+def test_after_model_active_runs_pending_tools_first_then_queued_text(
+    build: Any, store: Path, ledger: Any
+) -> None:
     ledger.crash_on = {1}
     first = build([tool_call("t1", city="Paris")])
     with pytest.raises(Crash):
@@ -253,11 +268,15 @@ def test_gate_deny_warns_and_falls_back_to_messages_only(
     assert repaired["status"] == "error" and "interrupted" in repaired["content"][0]["text"]
 
 
-def test_gate_deny_on_shape_mismatch(build: Any, store: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_gate_deny_on_shape_mismatch(
+    build: Any, store: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     build([tool_call("t1", city="Paris"), "done"])("weather?")
     path = agent_dir(store) / "checkpoint.json"
     bookmark = json.loads(path.read_text())
-    bookmark.update(execution_status="active", position="after_model")  # last message is text, not toolUse
+    bookmark.update(
+        execution_status="active", position="after_model"
+    )  # last message is text, not toolUse
     path.write_text(json.dumps(bookmark))
     with caplog.at_level(logging.WARNING, logger="elsai.session"):
         result = build(["ok"])("next")
@@ -297,11 +316,18 @@ def test_checkpoint_without_session_manager_is_value_error() -> None:
 
 def test_checkpoint_instance_is_type_error(tmp_path: Path) -> None:
     bookmark = Checkpoint(
-        position="after_tools", cycle_index=0, created_at="2026-08-18T06:00:00Z", message_count=0, agent_id="worker"
+        position="after_tools",
+        cycle_index=0,
+        created_at="2026-08-18T06:00:00Z",
+        message_count=0,
+        agent_id="worker",
     )
     manager = FileSessionManager(session_id="s", storage_dir=str(tmp_path))
     with pytest.raises(TypeError, match="CheckpointConfig"):
-        Agent(model=ScriptedModel([]), config=AgentConfig(session_manager=manager, checkpoint=bookmark))  # type: ignore[arg-type]
+        Agent(
+            model=ScriptedModel([]),
+            config=AgentConfig(session_manager=manager, checkpoint=bookmark),
+        )  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         AgentConfig(session_manager=manager, checkpoint={"position": "both"})  # type: ignore[arg-type]
 
@@ -327,9 +353,11 @@ def test_failed_finalize_logs_warning_and_turn_succeeds(
     agent = build([tool_call("t1", city="Paris"), "Sunny."], manager=manager)
     agent.hooks.add_callback(
         BeforeModelCallEvent,
-        lambda e: setattr(counting, "fail_writes_to", (lambda k: k.endswith("checkpoint.json")))
-        if len(e.agent.messages) == 3
-        else None,
+        lambda e: (
+            setattr(counting, "fail_writes_to", (lambda k: k.endswith("checkpoint.json")))
+            if len(e.agent.messages) == 3
+            else None
+        ),
     )
     with caplog.at_level(logging.WARNING, logger="elsai.session"):
         result = agent("weather?")

@@ -11,7 +11,7 @@ from typing import Any
 
 import boto3
 import pytest
-from conftest import Crash, assert_valid_transcript, tool_call
+from cp_helpers import Crash, assert_valid_transcript, tool_call
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -48,7 +48,10 @@ def test_quickstart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
     agent = make(["Anything else?"])
     result = agent("continue")
-    assert (result.resumed_from_checkpoint, result.resume_position) == (False, None)  # completed: messages only
+    assert (result.resumed_from_checkpoint, result.resume_position) == (
+        False,
+        None,
+    )  # completed: messages only
     assert len(agent.messages) == 6
     assert (tmp_path / "sessions/session_my-job/agents/agent_worker/checkpoint.json").exists()
 
@@ -128,7 +131,9 @@ def test_s3_layout_and_crash_resume_under_prefix(bucket: str) -> None:
             tools=[get_weather],
             config=AgentConfig(
                 agent_id="worker",
-                session_manager=S3SessionManager(session_id="job-7", bucket=bucket, prefix="tenants/acme"),
+                session_manager=S3SessionManager(
+                    session_id="job-7", bucket=bucket, prefix="tenants/acme"
+                ),
                 checkpoint=CheckpointConfig(position="both"),
             ),
         )
@@ -147,10 +152,18 @@ def test_s3_layout_and_crash_resume_under_prefix(bucket: str) -> None:
         *[base + f"agents/agent_worker/messages/message_{i}.json" for i in range(4)],
         base + "session.json",
     ]
-    bookmark = json.loads(s3.get_object(Bucket=bucket, Key=base + "agents/agent_worker/checkpoint.json")["Body"].read())
+    bookmark = json.loads(
+        s3.get_object(Bucket=bucket, Key=base + "agents/agent_worker/checkpoint.json")[
+            "Body"
+        ].read()
+    )
     assert bookmark["execution_status"] == "completed" and bookmark["message_count"] == 4
     messages = [
-        json.loads(s3.get_object(Bucket=bucket, Key=base + f"agents/agent_worker/messages/message_{i}.json")["Body"].read())["message"]
+        json.loads(
+            s3.get_object(
+                Bucket=bucket, Key=base + f"agents/agent_worker/messages/message_{i}.json"
+            )["Body"].read()
+        )["message"]
         for i in range(4)
     ]
     assert_valid_transcript(messages)

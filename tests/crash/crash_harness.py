@@ -345,15 +345,12 @@ class CaseResult:
     finalize_bug_window: bool = False  # crash point lies in the window of the known finalize bug
 
     def unexpected(self) -> list[Violation]:
-        """Violations not explained by a known SDK bug. The one tolerated here is tracked by a
-        strict xfail (test_crash_known_bugs.py::test_recovery_finalizes_bookmark_after_final_message)."""
-        return [
-            x for x in self.violations if not (x.tag == "finalize" and self.finalize_bug_window)
-        ]
+        """Every violation counts (the finalize window is fixed and asserted like the rest)."""
+        return list(self.violations)
 
     @property
     def known_bug_violations(self) -> list[Violation]:
-        return [x for x in self.violations if x not in self.unexpected()]
+        return []
 
 
 @dataclass
