@@ -78,14 +78,15 @@ class SessionManager:
 class FileSessionManager(SessionManager):
     """Sessions as files under `storage_dir` (atomic writes, exclusive creates)."""
 
-    def __init__(self, session_id: str, storage_dir: str | None = None) -> None:
+    def __init__(self, session_id: str, storage_dir: str | None = None, *, fsync: bool = True) -> None:
+        """`fsync=False` trades power-loss durability for speed; see FileStorage."""
         import os
 
         from elsai.session.storage.file import FileStorage
 
         keys.validate_id(session_id, "session_id")
         self.storage_dir = storage_dir or os.path.join(os.getcwd(), "sessions")
-        super().__init__(session_id, FileStorage(self.storage_dir))
+        super().__init__(session_id, FileStorage(self.storage_dir, fsync=fsync))
 
 
 class S3SessionManager(SessionManager):

@@ -63,8 +63,12 @@ def _split_key(key: str, *, allow_prefix: bool = False) -> list[str]:
 class FileStorage(StorageBackend):
     """Objects as files under `root_dir`; keys are relative paths with '/' separators."""
 
-    def __init__(self, root_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, root_dir: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        """`fsync=False` keeps every guarantee against a killed *process* (atomic rename, exclusive
+        create, conditional replace) but not against power loss or an OS crash: the kernel may
+        lose writes it had accepted. It is several times faster on real disks."""
         self.root_dir = os.path.abspath(os.fspath(root_dir))
+        self.fsync = fsync
 
     def __repr__(self) -> str:
         return f"FileStorage({self.root_dir!r})"
@@ -138,7 +142,7 @@ class FileStorage(StorageBackend):
             raise StorageError(f"cannot create {path}: {_reason(exc)}") from exc
         finally:
             _unlink_quietly(tmp)
-        _fsync_dir(directory)
+        self._sync_dir(directory)
         return content_version(data)
 
     def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
@@ -166,7 +170,7 @@ class FileStorage(StorageBackend):
                     os.replace(tmp, path)
                 except OSError as exc:
                     raise StorageError(f"cannot replace {path}: {_reason(exc)}") from exc
-                _fsync_dir(directory)
+                self._sync_dir(directory)
         finally:
             _unlink_quietly(tmp)  # already gone after a successful rename
         return content_version(data)
@@ -196,7 +200,11 @@ class FileStorage(StorageBackend):
                 continue  # another writer made it; they fsync the parent
             except OSError as exc:
                 raise StorageError(f"cannot create directory {path}: {_reason(exc)}") from exc
-            _fsync_dir(os.path.dirname(path))
+            self._sync_dir(os.path.dirname(path))
+
+    def _sync_dir(self, directory: str) -> None:
+        if self.fsync:
+            _fsync_dir(directory)
 
     def _write_temp(self, final_path: str, data: bytes) -> str:
         """Write `data` to a fresh hidden file next to `final_path`, fsynced; return its path."""
@@ -212,7 +220,8 @@ class FileStorage(StorageBackend):
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
-                os.fsync(f.fileno())
+                if self.fsync:
+                    os.fsync(f.fileno())
         except OSError as exc:
             _unlink_quietly(tmp)
             raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
