@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections import Counter
@@ -66,11 +67,13 @@ def _bedrock_credentials() -> dict[str, str]:
     if creds is None:
         raise SystemExit("elsai: error: --model bedrock needs AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID/..., or SSO); none were found")
     frozen = creds.get_frozen_credentials()
-    region = session.region_name or "us-east-1"
+    region = os.environ.get("AWS_REGION") or session.region_name or "us-east-1"
     out = {"AWS_ACCESS_KEY_ID": frozen.access_key, "AWS_SECRET_ACCESS_KEY": frozen.secret_key,
            "AWS_DEFAULT_REGION": region, "AWS_REGION": region}  # fmt: skip
     if frozen.token:
         out["AWS_SESSION_TOKEN"] = frozen.token
+    if os.environ.get("ELSAI_MODEL_ID"):  # e.g. an eu. inference profile for an EU region
+        out["ELSAI_MODEL_ID"] = os.environ["ELSAI_MODEL_ID"]
     return out
 
 
@@ -156,6 +159,14 @@ def _state_path(history: list[dict[str, Any]]) -> dict[str, Any]:
     return {"states": states, "task_failures": failures}
 
 
+def _cause_message(cause: Any) -> str:
+    """A Lambda error Cause is the error JSON; show its message, not its stack trace."""
+    try:
+        return str(json.loads(cause)["errorMessage"])
+    except (TypeError, ValueError, KeyError):
+        return str(cause)
+
+
 def _print_summary(s: dict[str, Any], style: Style) -> None:
     ok = s["status"] == "SUCCEEDED"
     print()
@@ -163,16 +174,17 @@ def _print_summary(s: dict[str, Any], style: Style) -> None:
     if s["text"]:
         print(f"  final text:   {s['text']}")
     if s["error"]:
-        print(f"  error:        {s['error'].get('error')}: {s['error'].get('cause')}")
+        print(style.paint(f"  error:        {s['error'].get('error')}: {_cause_message(s['error'].get('cause'))}", "red"))
     killed = ", ".join(f"slice {k['slice']} attempt {k['attempt']} ({k['error']})" for k in s["killed"]) or "none"
     print(f"  slices:       {s['slices']} ({s['attempts']} Lambda attempts; killed: {killed})")
     path = " -> ".join(s["states"]) if len(s["states"]) <= 12 else " -> ".join(s["states"][:5] + ["…"] + s["states"][-5:])
     print(f"  states:       {path}")
     if s["task_failures"]:
-        print(f"  retried:      RunSlice failed {len(s['task_failures'])}x ({', '.join(s['task_failures'])}); its Retry policy ran it again")
+        errors = ", ".join(f"{n}x {e}" for e, n in Counter(s["task_failures"]).items())
+        print(f"  task errors:  {errors}" + (" (each retried by RunSlice's Retry policy)" if ok else ""))
     resumed = ", ".join(f"{r['position']} (slice {r['slice']} attempt {r['attempt']})" for r in s["resumed"]) or "no resume needed"
     print(f"  resumed from: {resumed}")
-    print("  tool runs:")
+    print("  tool runs:" + ("" if s["tool_runs"] else "    none"))
     for call, count in s["tool_runs"].items():
         note = "  <- ran again: the killed attempt's result was never saved" if count > 1 else ""
         print(f"    {count} x {call}{style.paint(note, 'yellow') if note else ''}")

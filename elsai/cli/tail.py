@@ -18,7 +18,6 @@ from elsai.checkpoint.model import Checkpoint
 from elsai.cli.render import Style, bookmark_line, compact, render_message, to_json, write
 from elsai.cli.store import CliError, Store
 from elsai.session import keys
-from elsai.session.check import load_session
 from elsai.session.records import MessageRecord, SessionCorruptError, load
 
 
@@ -39,6 +38,9 @@ class Follower:
         self.session_id: str = args.session
         self.cursors: dict[str, Cursor] = {}
         self.completed = False
+        #: True when tail waited for the session to appear: then even the first bookmark seen
+        #: was written after tail started, so a completed one ends --until-complete.
+        self.appeared = False
 
     # -- output ----------------------------------------------------------------------------
 
@@ -92,7 +94,7 @@ class Follower:
         for i in indices:  # only the contiguous run: files are created in order
             if i == cursor.next_index + len(new):
                 new.append(i)
-        last_seen = cursor.next_index - 1 if cursor.last_version else None
+        last_seen = cursor.next_index - 1 if cursor.next_index else None
         wanted = [keys.checkpoint_key(sid, aid), keys.agent_key(sid, aid)]
         wanted += [keys.message_key(sid, aid, i) for i in ([last_seen] if last_seen is not None else []) + new]
         objects = storage.read_many(wanted)
@@ -100,8 +102,9 @@ class Follower:
         if last_seen is not None:
             obj, messages = messages[0], messages[1:]
             if obj is not None and obj.version != cursor.last_version:
+                if cursor.last_version is not None:  # else: first sight of a message not shown
+                    self.show_message(aid, last_seen, obj.data, updated=True)
                 cursor.last_version = obj.version
-                self.show_message(aid, last_seen, obj.data, updated=True)
         for index, obj in zip(new, messages, strict=True):
             if obj is None:
                 break  # vanished since the listing: look again next poll
@@ -147,7 +150,7 @@ class Follower:
             return
         self.catch_up(aid, cursor, bookmark.message_count)
         self.bookmark(aid, bookmark)
-        if not first and not bookmark.is_active:
+        if (self.appeared or not first) and not bookmark.is_active:
             self.completed = True
 
     def show_interrupts(self, aid: str, cursor: Cursor, data: bytes) -> None:
@@ -169,9 +172,9 @@ def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
     def expired() -> bool:
         return deadline is not None and time.monotonic() >= deadline
 
+    announced = False
     if args.wait:
         keys.validate_id(args.session, "session id")
-        announced = False
         while not store.storage.list(keys.session_dir(args.session)):
             if not announced:
                 print(f"elsai: waiting for session {args.session} in {store.location}", file=sys.stderr)
@@ -181,11 +184,10 @@ def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
             time.sleep(args.interval)
     else:
         store.require_session(args.session)
-    if args.agent:
-        snap = load_session(store.storage, args.session, agent_id=args.agent, last=0)
-        if snap is None or args.agent not in snap.agents:
-            raise CliError(f"no agent {args.agent} in session {args.session} ({store.location})", 2)
+    if args.agent and not (_valid(args.agent) and store.storage.list(keys.agent_dir(args.session, args.agent))):
+        raise CliError(f"no agent {args.agent} in session {args.session} ({store.location})", 2)
     follower = Follower(args, store, style)
+    follower.appeared = args.wait and announced
     if not args.json:
         write([style.paint(f"following session {args.session} · {store.location} · Ctrl-C to stop", "dim")])
     follower.poll(first=True)
@@ -200,3 +202,11 @@ def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
 def _timed_out(args: argparse.Namespace) -> int:
     raise CliError(f"timed out after {args.timeout:g}s before a bookmark was completed", 1)
 
+
+
+def _valid(agent_id: str) -> bool:
+    try:
+        keys.validate_id(agent_id, "agent id")
+    except ValueError:
+        return False
+    return True

@@ -13,6 +13,7 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+from elsai.checkpoint.gate import gate_denial
 from elsai.checkpoint.model import Checkpoint, utc_now
 from elsai.conversation.base import sanitize_window_start
 from elsai.loop.messages import orphan_repair
@@ -20,7 +21,7 @@ from elsai.loop.persistence import Position, ResumePlan
 from elsai.session import keys
 from elsai.session.records import AgentRecord, MessageRecord, dump, load
 from elsai.session.window import load_window
-from elsai.types import Message, tool_results, tool_uses
+from elsai.types import Message, tool_uses
 
 if TYPE_CHECKING:
     from elsai.agent.agent import Agent
@@ -100,8 +101,8 @@ class SessionBinding:
 
         initial = list(agent.messages)
         if self.next_index > 0:
-            window = [r.as_message() for r in records]
-            agent.messages[:] = prefix + (sanitize_window_start(window) if start > 0 else window)
+            tail = [r.as_message() for r in records]
+            agent.messages[:] = prefix + (sanitize_window_start(tail) if start > 0 else tail)
         elif initial:
             agent.messages[:] = []
             for message in initial:  # a new session seeded with messages: store them
@@ -212,7 +213,7 @@ class SessionBinding:
         bookmark = self.bookmark
         if self.checkpoint_config is None or bookmark is None or not bookmark.is_active:
             return ResumePlan()
-        reason = self.gate_denial(bookmark)
+        reason = gate_denial(bookmark, self.agent_id, self.next_index, self.last_message)
         if reason:
             logger.warning(
                 "checkpoint resume denied for agent %r in session %r: %s; continuing from messages only",
@@ -222,22 +223,6 @@ class SessionBinding:
             )
             return ResumePlan()
         return ResumePlan(position=bookmark.position, cycle_index=bookmark.cycle_index)
-
-    def gate_denial(self, bookmark: Checkpoint) -> str | None:
-        """Why an active bookmark must not be acted on, or None if it may."""
-        if bookmark.agent_id != self.agent_id:
-            return f"bookmark was written by agent {bookmark.agent_id!r}"
-        if bookmark.message_count != self.next_index:
-            return f"bookmark message_count={bookmark.message_count} but {self.next_index} messages are stored"
-        last = self.last_message
-        if bookmark.position == "after_model":
-            if last is None or last["role"] != "assistant" or not tool_uses(last):
-                return "after_model bookmark but the last stored message is not a pending assistant toolUse"
-        elif last is None or last["role"] != "user" or not tool_results(last):
-            return (
-                "after_tools bookmark but the last stored message is not a user toolResult message"
-            )
-        return None
 
     def _repair_orphan(self) -> None:
         """A trailing toolUse nothing will run gets an 'interrupted' error result."""

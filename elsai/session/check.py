@@ -3,7 +3,7 @@
 A library, so tests and operators can assert a store is sound; `elsai sessions check` is only
 a shell around it. It only reads, so it is safe beside a live writer (which may briefly show a
 count mismatch mid-boundary). What the next invoke would do is decided by the SDK's own resume
-gate (`SessionBinding.gate_denial`), so this report can never drift from the loop's behaviour.
+gate (`elsai.checkpoint.gate.gate_denial`), so this report can never drift from the loop's behaviour.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from elsai.checkpoint.gate import gate_denial as checkpoint_gate
 from elsai.checkpoint.model import SCHEMA_VERSION as CHECKPOINT_SCHEMA_VERSION
 from elsai.checkpoint.model import Checkpoint
 from elsai.session import keys
@@ -235,12 +235,8 @@ def _bookmark_problems(storage: StorageBackend, session_id: str, agent: AgentSna
 
 
 def gate_denial(agent: AgentSnapshot, bookmark: Checkpoint) -> str | None:
-    """Why the resume gate would refuse `bookmark`. Calls the binding's rule itself, not a copy,
-    over a read-only view holding the only attributes it uses."""
-    from elsai.session.binding import SessionBinding
-
-    view = SimpleNamespace(agent_id=agent.agent_id, next_index=len(agent.indices), last_message=agent.last_message)
-    return SessionBinding.gate_denial(view, bookmark)  # type: ignore[arg-type]
+    """Why the resume gate would refuse `bookmark`: the SDK's own rule, not a copy."""
+    return checkpoint_gate(bookmark, agent.agent_id, len(agent.indices), agent.last_message)
 
 
 def next_invoke(agent: AgentSnapshot) -> NextInvoke:

@@ -137,3 +137,32 @@ def sessions(store: Path, *args: str, **kwargs: Any) -> subprocess.CompletedProc
     """`elsai sessions SUBCOMMAND --storage-dir STORE ...` (the options go after the subcommand)."""
     command, *rest = args
     return elsai("sessions", command, "--storage-dir", str(store), *rest, **kwargs)
+
+
+def start_tail(*args: str) -> subprocess.Popen[str]:
+    """Start `elsai sessions tail ARGS` (polling fast) and return once it has shown the stored
+    state, which ends with the bookmark line: only then may the test write to the session."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elsai.cli", "sessions", "tail", *args, "--interval", "0.05"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=cli_env(),
+    )
+    assert proc.stdout is not None
+    seen, line = "", ""
+    while "bookmark" not in line:  # plain " bookmark " or JSON "event": "bookmark"
+        line = proc.stdout.readline()
+        assert line, f"tail ended early: {seen!r}"
+        seen += line
+    proc.seen = seen  # type: ignore[attr-defined]
+    return proc
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    """Exit code and all output, including what start_tail read (communicate() would also
+    bypass the reader's buffer)."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out = getattr(proc, "seen", "") + proc.stdout.read()
+    err = proc.stderr.read()
+    return proc.wait(timeout=60), out, err

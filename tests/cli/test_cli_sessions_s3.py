@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_helpers import agent, cli_env, elsai, run_clean, run_crashed
+from cli_helpers import agent, cli_env, elsai, finish, run_clean, run_crashed, start_tail
 
 from elsai.session import S3SessionManager
 
@@ -105,20 +105,12 @@ def test_check_names_the_s3_object_and_missing_sessions_exit_2(bucket: str, aws:
 
 
 def test_tail_over_s3(bucket: str, aws: dict[str, str]) -> None:
-    import subprocess
-    import sys
-
     run_clean(None, "live", manager=s3_manager(bucket, "live"))
     url = f"s3://{bucket}/jobs/prod"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "elsai.cli", "sessions", "tail", "live", "--s3", url, "--last", "0",
-         "--interval", "0.05", "--timeout", "30", "--until-complete"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=aws,
-    )
-    assert proc.stdout is not None
-    first = proc.stdout.readline()
+    proc = start_tail("live", "--s3", url, "--last", "0", "--timeout", "30", "--until-complete")
     agent(None, "live", ["Still sunny."], manager=s3_manager(bucket, "live"))("Anything else?")
-    out = first + proc.stdout.read()
-    assert proc.wait(timeout=60) == 0
+    code, out, err = finish(proc)
+    assert code == 0, err
+    assert "worker … 6 earlier message(s)" in out
     assert "worker [6] user" in out and "Anything else?" in out and "Still sunny." in out
     assert "message_count 8 · completed" in out

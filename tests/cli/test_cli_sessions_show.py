@@ -179,3 +179,15 @@ def test_long_text_is_clipped_to_the_terminal_but_not_when_piped(store: Path) ->
     assert "… 21 more line(s); --full shows all" in on_tty
     piped = sessions(store, "show", "long").stdout
     assert "word " * 199 in piped and "line 39" in piped
+
+
+def test_show_points_at_damage_instead_of_failing(store: Path) -> None:
+    (agent_dir(store, "clean") / "messages" / "message_2.json").unlink()
+    (agent_dir(store, "crashed") / "checkpoint.json").write_text("{")
+    gap = sessions(store, "show", "clean")
+    assert gap.returncode == 0 and "[2] missing (see `elsai sessions check`)" in gap.stdout
+    assert "next invoke  cannot load: gaps in message numbering" in gap.stdout
+    broken = sessions(store, "show", "crashed", "--last", "0")
+    assert "1 problem(s) reading this session; run `elsai sessions check crashed`" in broken.stdout
+    assert "… 2 earlier message(s)" in broken.stdout and "[1]" not in broken.stdout
+    assert "bookmark     checkpoint.json is unreadable" in broken.stdout

@@ -3,42 +3,29 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import Crash, agent, call, cli_env, recovered_tools, run_clean, sessions
-
-
-def start_tail(store: Path, session: str, *args: str) -> subprocess.Popen[str]:
-    """Start tail and return once it has shown the stored state (its first poll is flushed)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "elsai.cli", "sessions", "tail", session, "--storage-dir", str(store),
-         "--interval", "0.05", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=cli_env(),
-    )
-    assert proc.stdout is not None
-    proc.first_line = proc.stdout.readline()  # type: ignore[attr-defined]  # after the first poll's flush
-    return proc
-
-
-def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
-    """Exit code and output, including what the first readline() buffered (communicate() would
-    bypass that buffer)."""
-    assert proc.stdout is not None and proc.stderr is not None
-    out = getattr(proc, "first_line", "") + proc.stdout.read()
-    err = proc.stderr.read()
-    return proc.wait(timeout=60), out, err
+from cli_helpers import (
+    Crash,
+    agent,
+    call,
+    cli_env,
+    finish,
+    recovered_tools,
+    run_clean,
+    sessions,
+    start_tail,
+)
 
 
 def test_tail_prints_messages_and_bookmarks_as_another_process_writes(tmp_path: Path) -> None:
     run_clean(tmp_path)  # a finished first turn: 6 messages, completed bookmark
-    proc = start_tail(tmp_path, "clean", "--last", "1", "--timeout", "30", "--until-complete")
+    proc = start_tail("clean", "--storage-dir", str(tmp_path), "--last", "1", "--timeout", "30", "--until-complete")
     script = [call(("t3", "get_weather", {"city": "Oslo"})), "Oslo is sunny too."]
     agent(tmp_path, "clean", script)("And Oslo?")
     code, out, err = finish(proc)
@@ -55,9 +42,9 @@ def test_tail_prints_messages_and_bookmarks_as_another_process_writes(tmp_path: 
 
 def test_tail_timeout_exits_quietly_and_until_complete_fails_on_timeout(tmp_path: Path) -> None:
     run_clean(tmp_path)
-    code, out, _ = finish(start_tail(tmp_path, "clean", "--timeout", "0.3"))
+    code, out, _ = finish(start_tail("clean", "--storage-dir", str(tmp_path), "--timeout", "0.3"))
     assert code == 0 and "worker [5] assistant" in out and "worker [0] user" not in out  # default --last 5
-    code, _, err = finish(start_tail(tmp_path, "clean", "--timeout", "0.3", "--until-complete"))
+    code, _, err = finish(start_tail("clean", "--storage-dir", str(tmp_path), "--timeout", "0.3", "--until-complete"))
     assert code == 1 and err == "elsai: timed out after 0.3s before a bookmark was completed\n"
     missing = sessions(tmp_path, "tail", "nope", "--timeout", "1")
     assert missing.returncode == 2 and missing.stderr == f"elsai: no session nope in {tmp_path}\n"
@@ -72,7 +59,7 @@ def test_tail_json_shows_a_merged_message_being_rewritten(tmp_path: Path) -> Non
 
     with pytest.raises(Crash):
         agent(tmp_path, "job", [call(("t1", "get_weather", {"city": "Paris"})), die])("Paris?")
-    proc = start_tail(tmp_path, "job", "--json", "--timeout", "30", "--until-complete")
+    proc = start_tail("job", "--storage-dir", str(tmp_path), "--json", "--last", "0", "--timeout", "30", "--until-complete")
     result = agent(tmp_path, "job", ["Paris is sunny."], tools=recovered_tools())("continue")
     assert result.resume_position == "after_tools"
     code, out, err = finish(proc)
@@ -82,7 +69,8 @@ def test_tail_json_shows_a_merged_message_being_rewritten(tmp_path: Path) -> Non
     assert len(updated) == 1 and updated[0]["index"] == 2
     assert updated[0]["message"]["content"][-1] == {"text": "continue"}
     kinds = [(e["event"], e.get("index")) for e in events if e["event"].startswith("message")]
-    assert kinds == [("message", 0), ("message", 1), ("message", 2), ("message_updated", 2), ("message", 3)]
+    assert kinds == [("message_updated", 2), ("message", 3)]  # --last 0: nothing stored is shown
+    assert events[0] == {"event": "skipped", "agent_id": "worker", "count": 3}
     assert events[-1]["event"] == "bookmark" and events[-1]["checkpoint"]["execution_status"] == "completed"
 
 
@@ -99,7 +87,16 @@ def test_tail_wait_follows_a_session_that_does_not_exist_yet(tmp_path: Path) -> 
     waiting = proc.stderr.readline()
     assert waiting == f"elsai: waiting for session later in {tmp_path}\n"
     run_clean(tmp_path, "later")
-    code, out, _ = finish(proc)
-    assert code == 0
+    code, out, err = finish(proc)
+    assert code == 0, err
     assert "worker [0] user" in out or "… " in out  # however much of the run it saw live
     assert "message_count 6 · completed" in out
+
+
+def test_ctrl_c_stops_tail_without_a_traceback(tmp_path: Path) -> None:
+    run_clean(tmp_path)
+    proc = start_tail("clean", "--storage-dir", str(tmp_path))
+    proc.send_signal(signal.SIGINT)
+    code, out, err = finish(proc)
+    assert code == 130 and err == ""
+    assert "worker bookmark after_tools" in out
