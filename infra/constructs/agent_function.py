@@ -68,6 +68,8 @@ class AgentFunction(Construct):
                 "ELSAI_SESSIONS_BUCKET": bucket.bucket_name,
                 "ELSAI_AGENT_FACTORY": config.agent_factory,
                 "ELSAI_MODEL_ID": config.model_id,
+                # The example agent plays a scripted LLM offline; deployed, it calls Bedrock.
+                "ELSAI_MODEL": "bedrock",
                 "POWERTOOLS_SERVICE_NAME": "elsai",
                 "POWERTOOLS_METRICS_NAMESPACE": "elsai",
                 "LOG_LEVEL": config.log_level,

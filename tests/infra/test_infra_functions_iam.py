@@ -58,6 +58,7 @@ def test_agent_function_configuration(template_dict: dict[str, Any]) -> None:
     assert env["ELSAI_SESSIONS_BUCKET"]["Ref"].startswith("SessionsBucket")
     assert env["ELSAI_AGENT_FACTORY"] == "example_agent:build_agent"
     assert env["ELSAI_MODEL_ID"] == "us.anthropic.claude-sonnet-4-6"
+    assert env["ELSAI_MODEL"] == "bedrock"
     assert env["POWERTOOLS_SERVICE_NAME"] == "elsai"
     assert env["POWERTOOLS_METRICS_NAMESPACE"] == "elsai"
     assert env["LOG_LEVEL"] == "INFO"
