@@ -28,14 +28,28 @@ def _checkpoint(position: str | None) -> CheckpointConfig | None:
     return CheckpointConfig(position=position) if position else None  # type: ignore[arg-type]
 
 
-def file_manager(session_id: str, storage_dir: str) -> FileSessionManager:
-    return FileSessionManager(session_id=session_id, storage_dir=storage_dir)
+def file_manager(session_id: str, storage_dir: str, fsync: bool = True) -> FileSessionManager:
+    """`fsync=True` is elsai's default (power-loss durable); False is strands' durability class."""
+    return FileSessionManager(session_id=session_id, storage_dir=storage_dir, fsync=fsync)
 
 
 def s3_manager(session_id: str, bucket: str, boto_session: Any = None) -> S3SessionManager:
     return S3SessionManager(
         session_id=session_id, bucket=bucket, prefix="", boto_session=boto_session
     )
+
+
+def forget_shared_clients() -> None:
+    """Drop elsai's process-wide S3 clients, so the next S3SessionManager builds a new one.
+
+    elsai reuses one boto3 client per (boto session, region, endpoint) across manager
+    instances (`elsai.session.storage.s3._shared_client`); clearing that cache reproduces the
+    first resume in a fresh process, where the client has to be built.
+    """
+    from elsai.session.storage import s3
+
+    with s3._clients_lock:
+        s3._clients.clear()
 
 
 def make_agent(

@@ -19,6 +19,8 @@ class LayerTimer:
     def __init__(self) -> None:
         self.seconds = 0.0
         self.calls: collections.Counter[str] = collections.Counter()
+        #: outermost-level seconds per method (sums to `seconds`)
+        self.seconds_by_method: collections.Counter[str] = collections.Counter()
         self._depth = 0
 
     def wrap(self, obj: Any, names: Iterable[str]) -> LayerTimer:
@@ -37,7 +39,9 @@ class LayerTimer:
                 try:
                     return __original(*args, **kwargs)
                 finally:
-                    self.seconds += time.perf_counter() - start
+                    elapsed = time.perf_counter() - start
+                    self.seconds += elapsed
+                    self.seconds_by_method[__name] += elapsed
                     self._depth -= 1
 
             setattr(obj, name, timed)

@@ -1,7 +1,7 @@
 """Where elsai's session time goes: cProfile of the benchmark workloads (elsai side only).
 
     python -m bench.profile_elsai                 # file "both" on disk and tmpfs, then S3 resume
-    python -m bench.profile_elsai --only file
+    python -m bench.profile_elsai --only file      # strands, elsai both fsync=False/True
 
 Prints, per workload, the wall time, the top functions by own time, and the totals of the
 system calls that dominate persistence (fsync, open, link, rename, flock) and of S3 calls.
@@ -10,6 +10,7 @@ system calls that dominate persistence (fsync, open, link, rename, flock) and of
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import io
 import os
@@ -30,6 +31,9 @@ WATCH = {
     "{built-in method posix.unlink}": "os.unlink",
     "{built-in method fcntl.flock}": "fcntl.flock",
     "{built-in method io.open}": "open()",
+    "{built-in method posix.rename}": "os.rename",
+    "{built-in method posix.mkdir}": "os.mkdir",
+    "{built-in method posix.stat}": "os.stat",
 }
 
 
@@ -79,25 +83,39 @@ def report(
     )
 
 
-def profile_file(cycles: int, base: str, position: str | None) -> None:
+def profile_file(
+    cycles: int, base: str, position: str | None, fsync: bool = True, side_name: str = "elsai"
+) -> None:
+    """cProfile one invocation; `side_name="strands"` profiles strands' FileSessionManager the
+    same way (same system-call totals), for a per-cycle syscall comparison."""
+    from bench import strands_side
+
     storage = tempfile.mkdtemp(prefix="profile-", dir=base)
     try:
-        agent = elsai_side.make_agent(
-            workload.script(cycles),
-            session_manager=elsai_side.file_manager("p", storage),
-            position=position,
-        )
+        if side_name == "elsai":
+            agent: Any = elsai_side.make_agent(
+                workload.script(cycles),
+                session_manager=elsai_side.file_manager("p", storage, fsync=fsync),
+                position=position,
+            )
+            title = f"elsai file position={position} fsync={fsync} on {base}"
+            side: Any = elsai_side
+        else:
+            agent = strands_side.make_agent(
+                workload.script(cycles), session_manager=strands_side.file_manager("p", storage)
+            )
+            title = f"strands FileSessionManager on {base}"
+            side = strands_side
+        os.sync()
         profile = cProfile.Profile()
         start = time.perf_counter()
         profile.enable()
-        elsai_side.invoke(agent, workload.PROMPT)
+        if side_name == "elsai":
+            side.invoke(agent, workload.PROMPT)
+        else:  # strands' __call__ runs the loop in a worker thread, which cProfile cannot see
+            asyncio.run(agent.invoke_async(workload.PROMPT))
         profile.disable()
-        report(
-            f"elsai file position={position} on {base}",
-            profile,
-            time.perf_counter() - start,
-            cycles,
-        )
+        report(title, profile, time.perf_counter() - start, cycles)
     finally:
         shutil.rmtree(storage, ignore_errors=True)
 
@@ -153,8 +171,17 @@ class CallTimeline:
             print(f"   mark {name:28s} {at * 1000:8.1f}")
         groups: dict[tuple[str, str], list[tuple[float, float]]] = {}
         order: list[tuple[str, str]] = []
+        # Calls of one (operation, key) kind that overlap in time form one wave; a call that
+        # starts after every call of the current wave has ended starts a new one.
+        wave_end: dict[tuple[str, str], float] = {}
+        wave_no: dict[tuple[str, str], int] = {}
         for op, key, begin, end, _thread in sorted(self.calls, key=lambda c: c[2]):
-            group = (op, key)
+            kind = (op, key)
+            if kind not in wave_end or begin > wave_end[kind]:
+                wave_no[kind] = wave_no.get(kind, 0) + 1
+                wave_end[kind] = end
+            wave_end[kind] = max(wave_end[kind], end)
+            group = (op, key if wave_no[kind] == 1 else f"{key} (wave {wave_no[kind]})")
             if group not in groups:
                 groups[group] = []
                 order.append(group)
@@ -196,11 +223,15 @@ def profile_resume(messages: int) -> None:
         timeline = CallTimeline()
         timeline.install()
 
-        def resume(side_name: str, marks: dict[str, float] | None = None) -> None:
+        reused = strands_side.ReusedClientSession()
+
+        def resume(
+            side_name: str, marks: dict[str, float] | None = None, boto_session: Any = None
+        ) -> None:
             side = elsai_side if side_name == "elsai" else strands_side
             kwargs: dict[str, Any] = {"position": "both"} if side_name == "elsai" else {}
             t0 = time.perf_counter()
-            manager = side.s3_manager("resume", f"profile-{side_name}")
+            manager = side.s3_manager("resume", f"profile-{side_name}", boto_session=boto_session)
             t1 = time.perf_counter()
             a = side.make_agent([workload.final_response("ok")], session_manager=manager, **kwargs)
             t2 = time.perf_counter()
@@ -215,14 +246,20 @@ def profile_resume(messages: int) -> None:
                     }
                 )
 
-        for side_name in ("elsai", "strands"):
-            resume(side_name)  # warm-up
+        for side_name, boto_session, note in (
+            ("elsai", None, "its process-wide client, reused"),
+            ("strands", None, "a new client per manager"),
+            ("strands", reused, "a reused client"),
+        ):
+            resume(side_name, boto_session=boto_session)  # warm-up
             snapshots[side_name].restore()
             marks: dict[str, float] = {}
             timeline.start()
-            resume(side_name, marks)
+            resume(side_name, marks, boto_session=boto_session)
             timeline.stop()
-            timeline.print(f"{side_name} resume of {messages} messages (default window)", marks)
+            timeline.print(
+                f"{side_name} resume of {messages} messages (default window; {note})", marks
+            )
             snapshots[side_name].restore()
 
         profile = cProfile.Profile()
@@ -252,8 +289,9 @@ def main() -> int:
     if args.only in (None, "file"):
         for base in [tempfile.gettempdir(), "/dev/shm"]:
             if os.path.isdir(base):
-                for position in ("both", None):
-                    profile_file(args.cycles, base, position)
+                profile_file(args.cycles, base, None, side_name="strands")
+                for fsync in (False, True):
+                    profile_file(args.cycles, base, "both", fsync)
     if args.only in (None, "resume"):
         profile_resume(args.messages)
     return 0

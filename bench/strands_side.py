@@ -8,6 +8,7 @@ messageStop, metadata), chunked like elsai's ScriptedModel.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
@@ -121,6 +122,35 @@ def bump(n: int) -> str:
 
 def file_manager(session_id: str, storage_dir: str) -> FileSessionManager:
     return FileSessionManager(session_id=session_id, storage_dir=storage_dir)
+
+
+class ReusedClientSession:
+    """A `boto3.Session` stand-in whose `client()` returns one cached client per service/endpoint.
+
+    strands' S3SessionManager has no client parameter: it always calls
+    `boto_session.client("s3", config=..., endpoint_url=...)`. Passing an object like this one
+    (a few lines of user code) is how a strands user reuses one client across manager
+    instances, the advantage elsai's process-wide client cache gives it by default. The
+    config strands passes (its user-agent tag) is the same on every call, so it is not part
+    of the key.
+    """
+
+    def __init__(self, session: Any = None) -> None:
+        import boto3
+
+        self._session = session or boto3.Session()
+        self._clients: dict[tuple[str, str | None], Any] = {}
+        self._lock = threading.Lock()
+
+    def client(self, service_name: str, *args: Any, **kwargs: Any) -> Any:
+        key = (service_name, kwargs.get("endpoint_url"))
+        with self._lock:
+            if key not in self._clients:
+                self._clients[key] = self._session.client(service_name, *args, **kwargs)
+            return self._clients[key]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._session, name)
 
 
 def s3_manager(session_id: str, bucket: str, boto_session: Any = None) -> S3SessionManager:
