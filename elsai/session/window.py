@@ -41,9 +41,9 @@ def load_window(
     fetched: dict[int, StoredObject] = {}
     count = None
     if count_hint is not None:
-        probes = ([count_hint - 1] if count_hint > 0 else []) + list(
-            range(count_hint, count_hint + PROBES)
-        )
+        # One parallel wave: the window the hint implies, plus the probes past its end.
+        first = min(window_start(count_hint), max(count_hint - 1, 0))
+        probes = list(range(first, count_hint + PROBES))
         found = dict(zip(probes, storage.read_many([key(i) for i in probes]), strict=True))
         fetched = {i: obj for i, obj in found.items() if obj is not None}
         if count_hint == 0 or found[count_hint - 1] is not None:
