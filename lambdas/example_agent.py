@@ -15,6 +15,7 @@ from typing import Any
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
+from elsai.conversation import SlidingWindowConversationManager
 from elsai.models.base import ModelRequest
 from elsai.tools import ToolContext
 from elsai.types import tool_results
@@ -74,4 +75,8 @@ def build_agent(config: AgentConfig) -> Agent:
         model: Any = BedrockModel(model_id=model_id) if model_id else BedrockModel()
     else:
         model = _ScriptedLLM.build()
+    if config.conversation_manager is None:
+        # The scripted stand-in reads the order list from the first prompt, so it keeps a window
+        # large enough to still see it on long jobs.
+        config.conversation_manager = SlidingWindowConversationManager(window_size=400)
     return Agent(model=model, tools=[process_order], system_prompt=SYSTEM_PROMPT, config=config)

@@ -43,6 +43,7 @@ def register(groups: Any) -> None:
     run.add_argument("--model", choices=("scripted", "bedrock"), default="scripted", help="scripted (offline, default) or Amazon Bedrock")
     run.add_argument("--slice-seconds", type=float, metavar="S", help="stop each slice at the first loop boundary after S seconds (0: at every boundary)")
     run.add_argument("--fast-retries", action="store_true", help="1 s Retry waits instead of the template's backoff")
+    run.add_argument("--cold-start", action="store_true", help="a fresh interpreter per Lambda invocation (~1 s slower each) instead of forking from a pre-imported server")
     run.add_argument("--timeout", type=float, default=300, help="give up waiting after this many seconds (default 300)")
     run.add_argument("--json", action="store_true", help="print one JSON summary instead of live progress")
     run.add_argument("--no-color", action="store_true", help="never colour (also: NO_COLOR env)")
@@ -68,8 +69,8 @@ def _bedrock_credentials() -> dict[str, str]:
         raise SystemExit("elsai: error: --model bedrock needs AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID/..., or SSO); none were found")
     frozen = creds.get_frozen_credentials()
     region = os.environ.get("AWS_REGION") or session.region_name or "us-east-1"
-    out = {"AWS_ACCESS_KEY_ID": frozen.access_key, "AWS_SECRET_ACCESS_KEY": frozen.secret_key,
-           "AWS_DEFAULT_REGION": region, "AWS_REGION": region}  # fmt: skip
+    out: dict[str, str] = {"AWS_ACCESS_KEY_ID": str(frozen.access_key), "AWS_SECRET_ACCESS_KEY": str(frozen.secret_key),
+                           "AWS_DEFAULT_REGION": region, "AWS_REGION": region}  # fmt: skip
     if frozen.token:
         out["AWS_SESSION_TOKEN"] = frozen.token
     if os.environ.get("ELSAI_MODEL_ID"):  # e.g. an eu. inference profile for an EU region
@@ -110,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
         timeout = args.slice_seconds + margin / 1000
     faults = None if args.no_kill else kill_in_job_tool(args.kill_in_tool)
     with LocalRuntime(root=root, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
-                      faults=faults, on_event=show, bedrock_credentials=credentials) as runtime:  # fmt: skip
+                      faults=faults, on_event=show, bedrock_credentials=credentials, preloaded=not args.cold_start) as runtime:  # fmt: skip
         if not args.json:
             print(style.paint(f"moto on {runtime.endpoint}; state machine {runtime.state_machine_arn}", "dim"), flush=True)
         job = runtime.start_job(args.prompt)
@@ -142,10 +143,20 @@ def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[s
         "resumed": resumed,
         "tool_runs": dict(runs),
         "session_files": [{"key": k, "bytes": n} for k, n in runtime.session_files(job["session_id"])],
+        "bookmark": _bookmark(runtime, job),
         **_state_path(runtime.history(job["job_id"])),
         "bucket": runtime.bucket,
         "events": [{"kind": e.kind, "slice": e.slice, "attempt": e.attempt, "message": e.message} for e in runtime.progress.events],
     }
+
+
+def _bookmark(runtime: Any, job: dict[str, Any]) -> dict[str, Any] | None:
+    from elsai.session import keys
+
+    try:
+        return dict(runtime.read_json(keys.checkpoint_key(job["session_id"], job["agent_id"])))
+    except Exception:  # no bookmark (e.g. the job failed before its first boundary)
+        return None
 
 
 def _state_path(history: list[dict[str, Any]]) -> dict[str, Any]:
@@ -188,6 +199,11 @@ def _print_summary(s: dict[str, Any], style: Style) -> None:
     for call, count in s["tool_runs"].items():
         note = "  <- ran again: the killed attempt's result was never saved" if count > 1 else ""
         print(f"    {count} x {call}{style.paint(note, 'yellow') if note else ''}")
-    print(f"  session files in s3://{s['bucket']}/ (moto):")
+    if s["bookmark"]:
+        b = s["bookmark"]
+        print(f"  bookmark:     checkpoint.json execution_status={b.get('execution_status')} position={b.get('position')} "
+              f"message_count={b.get('message_count')}")  # fmt: skip
+    prefix = f"session_{s['session_id']}/"
+    print(f"  session files in s3://{s['bucket']}/{prefix} (moto):")
     for f in s["session_files"]:
-        print(f"    {f['key']}  ({f['bytes']} B)")
+        print(f"    {f['key'].removeprefix(prefix)}  ({f['bytes']} B)")

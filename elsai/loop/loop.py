@@ -71,6 +71,7 @@ class EventLoop:
         message: Message | None = None
         stop_reason: StopReason = "end_turn"
 
+        paused = False
         if agent._interrupts.active:
             # Human-in-the-loop answers: not a crash resume. The interrupted batch re-runs
             # (finished tools reuse their stored results) and sees the responses.
@@ -90,6 +91,7 @@ class EventLoop:
                 yield event
             new_content = []
             self.cycle += 1
+            paused = self._stop_requested()  # the after_tools boundary just reached is resumable
         elif plan.position == "after_tools":
             yield ResumeEvent(position="after_tools", pending_tools=0)
             self.cycle += 1
@@ -105,7 +107,10 @@ class EventLoop:
             async for event in self._add_user_content(new_content):
                 yield event
 
-        while not self.interrupted:
+        if paused:
+            stop_reason = "paused"
+            message = agent.messages[-1]
+        while not (self.interrupted or paused):
             if not agent.messages or agent.messages[-1]["role"] != "user":
                 # Nothing to answer (e.g. `agent()` on a finished conversation, or a retry after a
                 # crash that came after the final answer was stored but before the bookmark was

@@ -1,0 +1,110 @@
+"""Fault injection for local Lambda invocations: what to do to which attempt of which slice.
+
+A plan is a function of the invocation (job, slice, attempt): tests and the demo decide
+"kill the first attempt of slice 0 inside its 2nd tool call" without touching the handler.
+The chosen `Fault` travels to the child as one environment variable.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+FAULT_ENV = "ELSAI_LOCAL_FAULT"
+
+
+@dataclass(frozen=True)
+class InvocationInfo:
+    """Which Lambda invocation is about to run (`attempt` counts from 1 per job/slice/action)."""
+
+    job_id: str
+    session_id: str
+    agent_id: str
+    action: str  # "run_slice" | "park"
+    slice: int
+    attempt: int
+    tool_runs: int = 0  # tool runs this job already did (in any process), from the ledger
+
+
+@dataclass(frozen=True)
+class Fault:
+    """What happens to one invocation.
+
+    kill_in_tool: SIGKILL the process inside the N-th tool call, after the real tool ran,
+        so its side effect happened but its result was never persisted (the worst case).
+    raise_message: raise `InjectedFailure(raise_message)` before the agent is built.
+    timeout_seconds: this invocation's function timeout (its deadline), e.g. to force
+        `continue` at every boundary, or with `tool_seconds` a hard timeout mid-tool.
+    tool_seconds: each tool call first waits this long (a slow dependency), before its effect.
+    barrier: a directory; the child waits after loading the session until `parties`
+        children arrived there (or `barrier_seconds` passed): makes write races deterministic.
+    """
+
+    kill_in_tool: int | None = None
+    raise_message: str | None = None
+    timeout_seconds: float | None = None
+    tool_seconds: float | None = None
+    barrier: str | None = None
+    parties: int = 2
+    barrier_seconds: float = 5.0
+
+    def describe(self) -> str:
+        parts = []
+        if self.kill_in_tool is not None:
+            parts.append(f"SIGKILL inside tool call {self.kill_in_tool}")
+        if self.raise_message:
+            parts.append(f"raise InjectedFailure({self.raise_message!r})")
+        if self.timeout_seconds is not None:
+            parts.append(f"function timeout {self.timeout_seconds:g} s")
+        if self.tool_seconds is not None:
+            parts.append(f"tools take {self.tool_seconds:g} s")
+        if self.barrier:
+            parts.append(f"wait for {self.parties} racers after loading the session")
+        return ", ".join(parts) or "none"
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_env(cls, value: str | None) -> Fault:
+        return cls(**json.loads(value)) if value else cls()
+
+
+FaultPlan = Callable[[InvocationInfo], "Fault | None"]
+
+
+def kill_in_tool(n: int = 2, *, slice: int = 0, attempt: int = 1) -> FaultPlan:
+    """Kill the given attempt of the given slice inside its n-th tool call."""
+
+    def plan(info: InvocationInfo) -> Fault | None:
+        if info.action == "run_slice" and info.slice == slice and info.attempt == attempt:
+            return Fault(kill_in_tool=n)
+        return None
+
+    return plan
+
+
+def kill_in_job_tool(n: int = 2) -> FaultPlan:
+    """Kill the process inside the job's n-th tool run, whichever slice that falls in; once."""
+
+    def plan(info: InvocationInfo) -> Fault | None:
+        if info.action == "run_slice" and info.tool_runs < n:
+            return Fault(kill_in_tool=n - info.tool_runs)
+        return None
+
+    return plan
+
+
+def always_fail(message: str = "injected failure: this step always fails") -> FaultPlan:
+    """Every slice attempt raises: the state machine's retry budget runs out."""
+
+    def plan(info: InvocationInfo) -> Fault | None:
+        return Fault(raise_message=message) if info.action == "run_slice" else None
+
+    return plan
+
+
+def every_slice(fault: Fault) -> FaultPlan:
+    """The same fault for every slice attempt (e.g. a short deadline)."""
+    return lambda info: fault if info.action == "run_slice" else None

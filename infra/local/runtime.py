@@ -1,0 +1,336 @@
+"""LocalRuntime: the synthesized state machine on a moto server, agent Lambdas as child processes.
+
+Why a server and children: the agent Lambda must be killable mid-tool like a real sandbox,
+so it runs in its own process, and that process needs S3 over the network, so moto runs as
+a (threaded, in-process) server. moto's Step Functions engine executes the template's ASL
+in this process and invokes Lambda through `LambdaSimpleBackend.invoke`, the one seam we
+replace: every invocation becomes a child running the real `lambdas/agent_handler.handler`.
+The jobs API is the real `lambdas/api_handler.handler`, called in process with API Gateway
+REST events.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import sys
+import tempfile
+import threading
+import urllib.request
+import uuid
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from infra.local.api import InspectMixin, JobsApiMixin
+from infra.local.events import EventSink
+from infra.local.faults import FAULT_ENV, FaultPlan, InvocationInfo
+from infra.local.invoker import InvocationRecord, run_child
+from infra.local.progress import Progress
+from infra.local.shapes import ACCOUNT, REGION
+from infra.local.template import fast_retries, function_environment, load_template, resource
+from infra.local.zygote import Zygote
+
+AGENT_FUNCTION, API_FUNCTION = "elsai-agent", "elsai-api"
+BUCKET = "elsai-sessions-local"
+MOTO_CONFIG = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
+_ENDPOINT_VARS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL_LAMBDA")
+
+
+def find_repo_root(start: Path | None = None) -> Path | None:
+    """The nearest directory at or above `start` holding cdk.json and infra/ (a repo checkout)."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "cdk.json").is_file() and (candidate / "infra").is_dir() and (candidate / "lambdas").is_dir():
+            return candidate
+    return None
+
+
+class LocalRuntime(JobsApiMixin, InspectMixin):
+    """Context manager; see the module docstring. Not re-entrant: one per process at a time.
+
+    agent_factory: `module:function` for the agent (default: the template's).
+    fast_retries: Retry waits of 1 s instead of the template's backoff (tests, quick demos).
+    function_timeout_s / safety_margin_ms: each slice's deadline and how early it stops.
+    faults: a FaultPlan choosing a Fault per invocation (settable later: `rt.faults = ...`).
+    on_event: progress callback (called from moto's threads).
+    child_env / pythonpath: extra environment and import paths for the agent children.
+    bedrock_credentials: real credentials for the children's Bedrock calls (the runtime's
+        S3/SFN/Lambda endpoints stay on moto through the service-specific endpoint vars).
+    preloaded: fork children from a server that pre-imported boto3/pydantic/Powertools/elsai
+        (default; ~1 s faster per invocation) instead of starting a fresh interpreter each time.
+    """
+
+    def __init__(
+        self,
+        *,
+        root: Path | None = None,
+        agent_factory: str | None = None,
+        fast_retries: bool = False,
+        function_timeout_s: float | None = None,
+        safety_margin_ms: int | None = None,
+        faults: FaultPlan | None = None,
+        on_event: EventSink | None = None,
+        child_env: dict[str, str] | None = None,
+        pythonpath: tuple[str, ...] = (),
+        bedrock_credentials: dict[str, str] | None = None,
+        preloaded: bool = True,
+    ) -> None:
+        found = root or find_repo_root()
+        if found is None:
+            raise RuntimeError("not inside an elsai repo checkout (no cdk.json + infra/ + lambdas/ above the current directory)")
+        self.root = found
+        self.agent_factory = agent_factory
+        self.fast_retries = fast_retries
+        self.function_timeout_s = function_timeout_s
+        self.safety_margin_ms = safety_margin_ms
+        self.faults = faults
+        self.child_env = dict(child_env or {})
+        self.pythonpath = pythonpath
+        self.bedrock_credentials = bedrock_credentials
+        self.preloaded = preloaded
+        self.progress = Progress(on_event)
+        self.invocations: list[InvocationRecord] = []
+        self._lock = threading.Lock()
+        self._attempts: dict[tuple[str, str, int], int] = {}
+        self._last_slice: dict[str, int] = {}
+        self._saved_env: dict[str, str | None] = {}
+        self._server: Any = None
+        self._original_invoke: Any = None
+        self._workdir: tempfile.TemporaryDirectory[str] | None = None
+        self._saved_moto_config: Any = None
+        self._zygote: Zygote | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def __enter__(self) -> LocalRuntime:
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        for path in (str(self.root), str(self.root / "lambdas")):
+            if path not in sys.path:
+                sys.path.insert(0, path)
+        template = load_template(self.root)
+        from moto.awslambda_simple.models import LambdaSimpleBackend
+        from moto.server import ThreadedMotoServer
+
+        self._workdir = tempfile.TemporaryDirectory(prefix="elsai-local-")
+        self.ledger_path = Path(self._workdir.name) / "tool-ledger.jsonl"
+        # No access-log line per request, and no engine traceback per failed state: the
+        # runtime reports failures itself (events, GET /jobs).
+        for name, level in (("werkzeug", logging.ERROR), ("moto.stepfunctions.parser", logging.CRITICAL)):
+            logging.getLogger(name).setLevel(level)
+        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        self._server.start()
+        self.port = self._server.get_host_and_port()[1]
+        self.endpoint = f"http://127.0.0.1:{self.port}"
+        # moto's backends and config are process-global: change only what we own, undo it on close
+        self._saved_moto_config = self._moto_api("GET", "/moto-api/config")
+        self._moto_api("POST", "/moto-api/config", MOTO_CONFIG)
+        self._setenv({
+            "MOTO_PORT": str(self.port), "AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": None, "AWS_SECURITY_TOKEN": None,
+            "AWS_PROFILE": None, "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION,
+            "AWS_ENDPOINT_URL_S3": None, "AWS_ENDPOINT_URL_SFN": None, "AWS_ENDPOINT_URL_LAMBDA": None,
+            "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_SERVICE_NAME": "elsai",
+            "POWERTOOLS_METRICS_NAMESPACE": "elsai", "POWERTOOLS_DEV": None,
+        })  # fmt: skip
+        if self.preloaded:  # starts importing now, in parallel with the resource setup
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(self.root), str(self.root / "lambdas"), *self.pythonpath])}
+            self._zygote = Zygote(self.root, env)
+        self._create_resources(template)
+        self._original_invoke = LambdaSimpleBackend.__dict__["invoke"]
+        runtime = self
+
+        def invoke(_backend: Any, function_name: str, qualifier: Any, body: Any, headers: Any, response_headers: dict[str, str]) -> bytes:
+            return runtime._invoke(function_name, body, response_headers)
+
+        LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign,assignment]
+
+        import api_handler
+
+        api_handler.logger.setLevel(os.environ.get("ELSAI_LOCAL_API_LOG_LEVEL", "WARNING"))
+        self._api = api_handler
+
+    def close(self) -> None:
+        if self._zygote is not None:
+            self._zygote.close()
+            self._zygote = None
+        if self._original_invoke is not None:
+            from moto.awslambda_simple.models import LambdaSimpleBackend
+
+            LambdaSimpleBackend.invoke = self._original_invoke  # type: ignore[method-assign]
+            self._original_invoke = None
+        if self._server is not None:
+            try:
+                self._cleanup()
+                if self._saved_moto_config is not None:
+                    self._moto_api("POST", "/moto-api/config", self._saved_moto_config)
+            except Exception as exc:  # never mask the error that is closing us
+                warnings.warn(f"local runtime cleanup failed: {exc!r}", stacklevel=2)
+            finally:
+                self._server.stop()
+            self._server = None
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env.clear()
+        if self._workdir is not None:
+            self._workdir.cleanup()
+            self._workdir = None
+
+    def _setenv(self, values: dict[str, str | None]) -> None:
+        for name, value in values.items():
+            self._saved_env.setdefault(name, os.environ.get(name))
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    def _moto_api(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.endpoint + path, data=data, method=method)
+        with urllib.request.urlopen(request, timeout=10) as response:
+            raw = response.read()
+        return json.loads(raw) if raw.strip().startswith(b"{") else None
+
+    def _cleanup(self) -> None:
+        """Delete what start() created, so another runtime in this process starts clean."""
+        sfn, s3 = getattr(self, "sfn", None), getattr(self, "s3", None)
+        arn = getattr(self, "state_machine_arn", None)
+        if sfn is not None and arn is not None:
+            for execution in sfn.list_executions(stateMachineArn=arn, statusFilter="RUNNING")["executions"]:
+                sfn.stop_execution(executionArn=execution["executionArn"], error="LocalRuntimeClosed")
+            sfn.delete_state_machine(stateMachineArn=arn)
+        if s3 is not None:
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
+                for obj in page.get("Contents", []):
+                    s3.delete_object(Bucket=self.bucket, Key=obj["Key"])
+            s3.delete_bucket(Bucket=self.bucket)
+        for name in getattr(self, "_functions", []):
+            self.lam.delete_function(FunctionName=name)
+        if getattr(self, "_role", None):
+            self.iam.delete_role(RoleName=self._role)
+
+    def _create_resources(self, template: dict[str, Any]) -> None:
+        import boto3
+
+        from infra.synth import state_machine_definition
+
+        iam: Any = boto3.client("iam")
+        lam: Any = boto3.client("lambda")
+        s3: Any = boto3.client("s3")
+        sfn: Any = boto3.client("stepfunctions")
+        self.iam, self.lam, self.s3, self.sfn = iam, lam, s3, sfn
+        suffix = uuid.uuid4().hex[:8]  # unique per runtime: moto's state is process-global
+        self.bucket = f"{BUCKET}-{suffix}"
+        s3.create_bucket(Bucket=self.bucket)
+        self._role = f"elsai-local-{suffix}"
+        role = iam.create_role(RoleName=self._role, AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        zipped = io.BytesIO()
+        with zipfile.ZipFile(zipped, "w") as archive:
+            archive.writestr("agent_handler.py", "# the real code runs in a child process; see infra/local\n")
+        self._functions: list[str] = []
+        self.agent_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{AGENT_FUNCTION}"
+        definition = state_machine_definition(template, {"AgentFunction": self.agent_arn})
+        if self.fast_retries:
+            definition = fast_retries(definition)
+        _, machine_props = resource(template, "AWS::StepFunctions::StateMachine", "Jobs")
+        machine = sfn.create_state_machine(
+            name=machine_props.get("StateMachineName", "elsai-jobs"), definition=json.dumps(definition),
+            roleArn=role, type=machine_props.get("StateMachineType", "STANDARD"),
+        )  # fmt: skip
+        self.state_machine_arn = machine["stateMachineArn"]
+        self.definition = definition
+        refs = {"SessionsBucket": self.bucket, "JobsStateMachine": self.state_machine_arn}
+        self.agent_env = function_environment(template, "AgentFunction", refs)
+        self.api_env = function_environment(template, "ApiFunction", refs)
+        _, agent_props = resource(template, "AWS::Lambda::Function", "AgentFunction")
+        self.template_timeout_s = float(agent_props.get("Timeout", 900))
+        self.memory_mb = int(agent_props.get("MemorySize", 1024))
+        for name, handler, env in ((AGENT_FUNCTION, "agent_handler.handler", self.agent_env), (API_FUNCTION, "api_handler.handler", self.api_env)):
+            lam.create_function(
+                FunctionName=name, Runtime="python3.12", Role=role, Handler=handler, Code={"ZipFile": zipped.getvalue()},
+                Timeout=int(self.template_timeout_s), Environment={"Variables": env},
+            )  # fmt: skip
+            self._functions.append(name)
+        self._setenv({k: v for k, v in self.api_env.items() if k.startswith("ELSAI_")})
+
+    # -- the Lambda seam -------------------------------------------------------------------
+
+    def _invoke(self, function_name: str, body: Any, response_headers: dict[str, str]) -> bytes:
+        name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
+        if name != AGENT_FUNCTION:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps({"errorType": "ResourceNotFound", "errorMessage": f"no local function {name!r}"}).encode()
+        event = json.loads(body)
+        info = self._info(event)
+        fault = self.faults(info) if self.faults else None
+        timeout_s = (fault.timeout_seconds if fault and fault.timeout_seconds is not None else None) or self.function_timeout_s or self.template_timeout_s
+        record = InvocationRecord(info=info, event=event, fault=fault, request_id=str(uuid.uuid4()))
+        with self._lock:
+            self.invocations.append(record)
+        self.progress.invocation_started(record)
+        try:
+            run_child(record, cwd=self.root, env=self._child_env(record, timeout_s), timeout_s=timeout_s,
+                      on_child_event=lambda data: self.progress.child_event(record, data), zygote=self._zygote)  # fmt: skip
+        except Exception as exc:  # a bug of this runtime, not of the handler: say so in the error name
+            record.error = {"errorType": "LocalRuntimeError", "errorMessage": f"{type(exc).__name__}: {exc}"}
+        self.progress.invocation_ended(record)
+        if record.error is not None:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps(record.error).encode()
+        return json.dumps(record.result).encode()
+
+    def _info(self, event: dict[str, Any]) -> InvocationInfo:
+        job_id, action = str(event.get("job_id", "?")), str(event.get("action", "run_slice"))
+        with self._lock:
+            if action == "run_slice":
+                self._last_slice[job_id] = int(event.get("slice", 0))
+            slice_no = self._last_slice.get(job_id, 0)
+            key = (job_id, action, slice_no)
+            self._attempts[key] = attempt = self._attempts.get(key, 0) + 1
+        runs = sum(1 for line in self.ledger() if line.get("job_id") == job_id)
+        return InvocationInfo(job_id, str(event.get("session_id", "")), str(event.get("agent_id", "")), action, slice_no, attempt, runs)
+
+    def _child_env(self, record: InvocationRecord, timeout_s: float) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in _ENDPOINT_VARS}
+        env.update(self.agent_env)
+        env.update({
+            "ELSAI_AGENT_FACTORY": "infra.local.instrument:instrumented_factory",
+            "ELSAI_LOCAL_USER_FACTORY": self.agent_factory or self.agent_env.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent"),
+            "ELSAI_LOCAL_FUNCTION_NAME": AGENT_FUNCTION, "ELSAI_LOCAL_TIMEOUT_MS": str(int(timeout_s * 1000)),
+            "ELSAI_LOCAL_MEMORY_MB": str(self.memory_mb), "ELSAI_LOCAL_REQUEST_ID": record.request_id,
+            "ELSAI_LOCAL_LEDGER": str(self.ledger_path), FAULT_ENV: record.fault.to_env() if record.fault else "",
+            "ELSAI_LOCAL_INVOCATION": json.dumps({"job_id": record.info.job_id, "slice": record.info.slice, "attempt": record.info.attempt}),
+            "PYTHONPATH": os.pathsep.join([str(self.root), str(self.root / "lambdas"), *self.pythonpath]),
+            "PYTHONUNBUFFERED": "1",
+        })  # fmt: skip
+        if self.safety_margin_ms is not None:
+            env["ELSAI_SLICE_SAFETY_MARGIN_MS"] = str(self.safety_margin_ms)
+        # The deployed function says ELSAI_MODEL=bedrock; locally the scripted model is the
+        # default and Bedrock needs real credentials (below).
+        env["ELSAI_MODEL"] = "scripted"
+        env.update(self.child_env)
+        if self.bedrock_credentials is None:
+            env["AWS_ENDPOINT_URL"] = self.endpoint
+        else:  # Bedrock is real AWS; everything the runtime provides stays on moto
+            env.update({"AWS_ENDPOINT_URL_S3": self.endpoint, "AWS_ENDPOINT_URL_SFN": self.endpoint,
+                        "AWS_ENDPOINT_URL_LAMBDA": self.endpoint, "ELSAI_MODEL": "bedrock"})  # fmt: skip
+            env.update(self.bedrock_credentials)
+            if not self.bedrock_credentials.get("AWS_SESSION_TOKEN"):
+                env.pop("AWS_SESSION_TOKEN", None)
+        return env

@@ -1,0 +1,79 @@
+"""Lambda-side shapes shared by the runtime and its children: a context and API Gateway events.
+
+Kept free of heavy imports: the child imports this before the handler, inside the timed
+"init phase", and the CLI imports it before moto.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+# Marked lines on a child's stdout/stderr (Powertools logs share stdout).
+RESULT_MARK = "@@elsai-local-result "
+ERROR_MARK = "@@elsai-local-error "
+EVENT_MARK = "@@elsai-local-event "
+
+
+class LocalLambdaContext:
+    """The LambdaContext attributes Powertools reads, with a deadline that really counts down.
+
+    The countdown starts when the object is made (the handler call), like Lambda's: the
+    init phase (imports) is not part of the function timeout.
+    """
+
+    def __init__(self, function_name: str, timeout_ms: int, memory_mb: int = 1024, request_id: str | None = None) -> None:
+        self.function_name = function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function_name}"
+        self.memory_limit_in_mb = memory_mb
+        self.aws_request_id = request_id or str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{function_name}"
+        self.log_stream_name = f"local/{self.aws_request_id}"
+        self._deadline = time.monotonic() + timeout_ms / 1000
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def rest_proxy_event(
+    method: str,
+    path: str,
+    *,
+    resource: str,
+    path_parameters: dict[str, str] | None = None,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """An API Gateway REST (v1 proxy) event, the shape `APIGatewayRestResolver` expects."""
+    all_headers = {"Content-Type": "application/json", "Host": "localhost", **(headers or {})}
+    request_id = str(uuid.uuid4())
+    return {
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
+        "headers": all_headers,
+        "multiValueHeaders": {k: [v] for k, v in all_headers.items()},
+        "queryStringParameters": None,
+        "multiValueQueryStringParameters": None,
+        "pathParameters": path_parameters,
+        "stageVariables": None,
+        "requestContext": {
+            "accountId": ACCOUNT,
+            "apiId": "local",
+            "resourcePath": resource,
+            "httpMethod": method,
+            "path": f"/v1{path}",
+            "stage": "v1",
+            "requestId": request_id,
+            "requestTimeEpoch": int(time.time() * 1000),
+            "protocol": "HTTP/1.1",
+            "identity": {"sourceIp": "127.0.0.1", "userArn": f"arn:aws:iam::{ACCOUNT}:user/local", "userAgent": "elsai-local"},
+        },
+        "body": None if body is None else (body if isinstance(body, str) else json.dumps(body)),
+        "isBase64Encoded": False,
+    }
