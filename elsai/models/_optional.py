@@ -2,10 +2,9 @@
 
 Those SDKs are extras, so they are imported only when a provider is constructed, and a missing
 one is reported with the exact `pip install` line. The rest is what both providers need in
-the same form: the retry loop (same policy as Bedrock's: capped, fully jittered backoff, and
-only while nothing was yielded, so a caller never sees a reply twice), one client per event
-loop, the split of a request body into SDK keywords and `extra_body`, and reading the bytes
-of Converse images and documents.
+the same form: one client per event loop, the split of a request body into SDK keywords and
+`extra_body`, and reading the bytes of Converse images and documents. Retrying, which Bedrock
+shares too, lives in `elsai.models.retry`.
 """
 
 from __future__ import annotations
@@ -13,19 +12,11 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-import random
 import threading
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import Any
-
-from elsai.errors import ElsaiError, ModelError
-from elsai.models.base import ModelEvent
-
-Sleep = Callable[[float], Awaitable[None]]
-Classify = Callable[[BaseException], str]
-Translate = Callable[[Exception, str], ModelError]
 
 
 def import_sdk(module: str, owner: str, extra: str) -> ModuleType:
@@ -106,58 +97,3 @@ def sdk_call_kwargs(method: Callable[..., Any], body: Mapping[str, Any]) -> dict
     if extra:
         kwargs["extra_body"] = extra
     return kwargs
-
-
-class RetryPolicy:
-    """Retry settings of a provider; `sleep` is replaced in tests so retries do not wait."""
-
-    def __init__(self, max_retries: int, initial_backoff: float, max_backoff: float) -> None:
-        self.max_retries = max(0, max_retries)
-        self.initial_backoff = initial_backoff
-        self.max_backoff = max_backoff
-        self.sleep: Sleep = asyncio.sleep
-        self.rng = random.Random()
-
-    def backoff(self, attempt: int) -> float:
-        """Full jitter: uniform in [0, min(max_backoff, initial * 2**attempt)]."""
-        cap = min(self.max_backoff, self.initial_backoff * (2**attempt))
-        return self.rng.uniform(0.0, cap)
-
-
-async def stream_with_retries(
-    attempt: Callable[[], AsyncGenerator[ModelEvent, None]],
-    policy: RetryPolicy,
-    classify: Classify,
-    translate: Translate,
-) -> AsyncIterator[ModelEvent]:
-    """Yield the events of `attempt()`, retrying throttled and transient failures.
-
-    A retry happens only before the first event was yielded; after that the consumer has seen
-    part of a reply, so the error is translated and raised instead.
-    """
-    tries = 0
-    while True:
-        source = attempt()
-        yielded = False
-        try:
-            while True:
-                # Only the provider call sits inside `try`: errors thrown into this generator
-                # by the consumer must not be taken for provider errors.
-                try:
-                    event = await source.__anext__()
-                except StopAsyncIteration:
-                    return
-                except ElsaiError:
-                    raise
-                except Exception as exc:
-                    kind = classify(exc)
-                    retryable = kind in ("throttled", "transient")
-                    if retryable and not yielded and tries < policy.max_retries:
-                        break
-                    raise translate(exc, kind) from exc
-                yielded = True
-                yield event
-        finally:
-            await source.aclose()
-        await policy.sleep(policy.backoff(tries))
-        tries += 1

@@ -14,22 +14,15 @@ import json
 import os
 import random
 import threading
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Iterable,
-    Iterator,
-    Mapping,
-)
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
+from contextlib import aclosing
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 import boto3
 from botocore import exceptions as boto_errors
 from botocore.config import Config
 
-from elsai.errors import ContextWindowOverflowError, ElsaiError, ModelError, ModelThrottledError
+from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
 from elsai.models.base import (
     BlockStop,
     Model,
@@ -41,6 +34,7 @@ from elsai.models.base import (
     ToolInputDelta,
     ToolUseStart,
 )
+from elsai.models.retry import RetryPolicy, Sleep, stream_with_retries
 from elsai.types import Message, StopReason, Usage, empty_usage
 
 if TYPE_CHECKING:
@@ -109,15 +103,39 @@ _TOOL_RESULT_CONTENT_KEYS = frozenset(
     {"json", "text", "image", "document", "video", "searchResult"}
 )
 
-Sleep = Callable[[float], Awaitable[None]]
+_T = TypeVar("_T")
+
+
+class _RetrySetting(Generic[_T]):
+    """A `BedrockModel` attribute that reads and writes one field of the model's `retry`."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    @overload
+    def __get__(self, model: None, owner: type) -> _RetrySetting[_T]: ...
+    @overload
+    def __get__(self, model: BedrockModel, owner: type) -> _T: ...
+    def __get__(self, model: BedrockModel | None, owner: type) -> _T | _RetrySetting[_T]:
+        return self if model is None else cast(_T, getattr(model.retry, self.field))
+
+    def __set__(self, model: BedrockModel, value: _T) -> None:
+        setattr(model.retry, self.field, value)
 
 
 class BedrockModel(Model):
     """Claude (or any Converse-capable model) on Amazon Bedrock.
 
     The boto3 client is created on first use, so building an agent needs no AWS credentials.
-    `client` is public so tests can attach a `botocore.stub.Stubber`.
+    `client` is public so tests can attach a `botocore.stub.Stubber`. Retry settings live in
+    `retry`, as on the other providers; the attributes below name the same fields.
     """
+
+    max_retries = _RetrySetting[int]("max_retries")
+    initial_backoff = _RetrySetting[float]("initial_backoff")
+    max_backoff = _RetrySetting[float]("max_backoff")
+    _sleep = _RetrySetting[Sleep]("sleep")  # replaced in tests so retries do not wait
+    _rng = _RetrySetting[random.Random]("rng")
 
     def __init__(
         self,
@@ -149,15 +167,11 @@ class BedrockModel(Model):
         self.stop_sequences = list(stop_sequences) if stop_sequences else None
         self.streaming = streaming
         self.additional_request_fields = additional_request_fields
-        self.max_retries = max(0, max_retries)
-        self.initial_backoff = initial_backoff
-        self.max_backoff = max_backoff
+        self.retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
         self._boto_session = boto_session
         self._boto_client_config = boto_client_config
         self._client: BedrockRuntimeClient | None = None
         self._client_lock = threading.Lock()
-        self._sleep: Sleep = asyncio.sleep  # replaced in tests so retries do not wait
-        self._rng = random.Random()
 
     @property
     def client(self) -> BedrockRuntimeClient:
@@ -237,42 +251,12 @@ class BedrockModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         params = self.build_request(request)
-        attempt = 0
-        while True:
-            source: AsyncGenerator[ModelEvent, None] = (
-                self._stream_once(params) if self.streaming else self._converse_once(params)
-            )
-            yielded = False
-            try:
-                while True:
-                    # Only the provider call sits inside `try`: errors thrown into this
-                    # generator by the consumer must not be taken for Bedrock errors.
-                    try:
-                        event = await source.__anext__()
-                    except StopAsyncIteration:
-                        return
-                    except ElsaiError:
-                        raise
-                    except Exception as exc:
-                        kind = _classify(exc)
-                        if (
-                            kind in ("throttled", "transient")
-                            and not yielded
-                            and attempt < self.max_retries
-                        ):
-                            break
-                        raise _translate(exc, kind) from exc
-                    yielded = True
-                    yield event
-            finally:
-                await source.aclose()
-            await self._sleep(self._backoff(attempt))
-            attempt += 1
-
-    def _backoff(self, attempt: int) -> float:
-        """Full jitter: uniform in [0, min(max_backoff, initial * 2**attempt)]."""
-        cap = min(self.max_backoff, self.initial_backoff * (2**attempt))
-        return self._rng.uniform(0.0, cap)
+        once = self._stream_once if self.streaming else self._converse_once
+        # `aclosing`: a consumer that stops early closes the provider stream there and then.
+        events = stream_with_retries(lambda: once(params), self.retry, _classify, _translate)
+        async with aclosing(events):
+            async for event in events:
+                yield event
 
     async def _stream_once(self, params: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
         response = await asyncio.to_thread(lambda: self.client.converse_stream(**params))

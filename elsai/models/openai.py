@@ -20,17 +20,16 @@ import json
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from contextlib import aclosing
 from typing import Any
 
 from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
 from elsai.models._optional import (
     IMAGE_MEDIA_TYPES,
     LoopBoundClient,
-    RetryPolicy,
     import_sdk,
     media_bytes,
     sdk_call_kwargs,
-    stream_with_retries,
 )
 from elsai.models.base import (
     BlockStop,
@@ -43,6 +42,7 @@ from elsai.models.base import (
     ToolInputDelta,
     ToolUseStart,
 )
+from elsai.models.retry import RetryPolicy, stream_with_retries
 from elsai.types import Message, StopReason, ToolChoice, ToolSpec, Usage, empty_usage
 
 DEFAULT_MODEL_ID = "gpt-4o"
@@ -138,10 +138,13 @@ class OpenAIModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         body = self.build_request(request)
-        async for event in stream_with_retries(
+        # `aclosing`: a consumer that stops early closes the provider stream there and then.
+        events = stream_with_retries(
             lambda: self._stream_once(body), self.retry, self._classify, _translate
-        ):
-            yield event
+        )
+        async with aclosing(events):
+            async for event in events:
+                yield event
 
     async def _stream_once(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
         started = time.monotonic()

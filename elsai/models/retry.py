@@ -1,0 +1,82 @@
+"""Retrying a model stream: the policy every provider shares.
+
+Throttled and transient failures are retried with capped, fully jittered exponential backoff,
+and only while nothing was yielded, so a caller never sees part of a reply twice. Each
+provider brings its own `classify` (which failures are worth retrying) and `translate`
+(which `elsai.errors` exception a failure becomes). No SDK is imported here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+from elsai.errors import ElsaiError, ModelError
+from elsai.models.base import ModelEvent
+
+Sleep = Callable[[float], Awaitable[None]]
+Classify = Callable[[BaseException], str]
+"""One of "throttled", "transient", "overflow", "other"; the first two are retried."""
+Translate = Callable[[Exception, str], ModelError]
+
+_RETRYABLE = ("throttled", "transient")
+
+
+@dataclass
+class RetryPolicy:
+    """Retry settings of a provider; `sleep` and `rng` are replaced in tests."""
+
+    max_retries: int
+    initial_backoff: float
+    max_backoff: float
+    sleep: Sleep = field(default=asyncio.sleep, repr=False, compare=False)
+    rng: random.Random = field(default_factory=random.Random, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.max_retries = max(0, self.max_retries)
+
+    def backoff(self, attempt: int) -> float:
+        """Full jitter: uniform in [0, min(max_backoff, initial * 2**attempt)]."""
+        cap = min(self.max_backoff, self.initial_backoff * (2**attempt))
+        return self.rng.uniform(0.0, cap)
+
+
+async def stream_with_retries(
+    attempt: Callable[[], AsyncGenerator[ModelEvent, None]],
+    policy: RetryPolicy,
+    classify: Classify,
+    translate: Translate,
+) -> AsyncGenerator[ModelEvent, None]:
+    """Yield the events of `attempt()`, retrying throttled and transient failures.
+
+    A retry happens only before the first event was yielded; after that the consumer has seen
+    part of a reply, so the error is translated and raised instead. `ElsaiError`s pass through
+    untouched.
+    """
+    tries = 0
+    while True:
+        source = attempt()
+        yielded = False
+        try:
+            while True:
+                # Only the provider call sits inside `try`: errors thrown into this generator
+                # by the consumer must not be taken for provider errors.
+                try:
+                    event = await source.__anext__()
+                except StopAsyncIteration:
+                    return
+                except ElsaiError:
+                    raise
+                except Exception as exc:
+                    kind = classify(exc)
+                    if kind in _RETRYABLE and not yielded and tries < policy.max_retries:
+                        break
+                    raise translate(exc, kind) from exc
+                yielded = True
+                yield event
+        finally:
+            await source.aclose()
+        await policy.sleep(policy.backoff(tries))
+        tries += 1
