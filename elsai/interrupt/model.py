@@ -40,6 +40,18 @@ class Interrupt:
         return cls(id=data["id"], name=data["name"], reason=data.get("reason"), tool_use_id=data.get("tool_use_id"))
 
 
+def interrupt_dict(interrupt: Any) -> dict[str, Any]:
+    """A JSON-ready view of an interrupt object (anything with to_dict, a dict, or attributes)."""
+    if isinstance(interrupt, dict):
+        return dict(interrupt)
+    to_dict = getattr(interrupt, "to_dict", None)
+    if callable(to_dict):
+        data = to_dict()
+        if isinstance(data, dict):
+            return data
+    return {k: getattr(interrupt, k, None) for k in ("id", "name", "reason")}
+
+
 class InterruptSignal(BaseException):
     """Unwinds a tool that asked for human input.
 

@@ -258,9 +258,13 @@ class EventLoop:
         so = self.inv.structured_output
         assert so is not None
         so.failures += 1
-        if so.failures > self.inv.structured_output_retries:
+        self._raise_if_structured_output_exhausted()
+
+    def _raise_if_structured_output_exhausted(self) -> None:
+        so, retries = self.inv.structured_output, self.inv.structured_output_retries
+        if so is not None and so.value is None and so.failures > retries:
             raise StructuredOutputError(
-                f"the model did not produce a valid {so.name} after {self.inv.structured_output_retries} retries"
+                f"the model did not produce a valid {so.name} after {retries} retries"
             )
 
     # -- tools ---------------------------------------------------------------------------
@@ -291,11 +295,7 @@ class EventLoop:
         self.persistence.boundary("after_tools", self.cycle)
         self.agent.conversation_manager.apply_management(self.agent)
         # Checked only now, so a failed structured output still leaves every toolUse answered.
-        so = self.inv.structured_output
-        if so is not None and so.value is None and so.failures > self.inv.structured_output_retries:
-            raise StructuredOutputError(
-                f"the model did not produce a valid {so.name} after {self.inv.structured_output_retries} retries"
-            )
+        self._raise_if_structured_output_exhausted()
 
     # -- input ---------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any, cast
 
-from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
+from elsai.errors import ModelError
 from elsai.models._optional import (
     IMAGE_MEDIA_TYPES,
     LoopBoundClient,
@@ -143,7 +143,7 @@ class AnthropicModel(Model):
         body = self.build_request(request)
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
         events = stream_with_retries(
-            lambda: self._stream_once(body), self.retry, self._classify, _translate
+            lambda: self._stream_once(body), self.retry, self._classify, "Anthropic"
         )
         async with aclosing(events):
             async for event in events:
@@ -401,11 +401,3 @@ def _tool_choice(choice: ToolChoice) -> dict[str, Any]:
     if "any" in choice:
         return {"type": "any"}
     return {"type": "auto"}
-
-
-def _translate(exc: Exception, kind: str) -> ModelError:
-    if kind == "throttled":
-        return ModelThrottledError(f"Anthropic kept throttling: {exc}")
-    if kind == "overflow":
-        return ContextWindowOverflowError(f"Anthropic input exceeds the context window: {exc}")
-    return ModelError(f"Anthropic call failed: {exc}")

@@ -22,7 +22,6 @@ import boto3
 from botocore import exceptions as boto_errors
 from botocore.config import Config
 
-from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
 from elsai.models.base import (
     BlockStop,
     Model,
@@ -253,7 +252,7 @@ class BedrockModel(Model):
         params = self.build_request(request)
         once = self._stream_once if self.streaming else self._converse_once
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
-        events = stream_with_retries(lambda: once(params), self.retry, _classify, _translate)
+        events = stream_with_retries(lambda: once(params), self.retry, _classify, "Bedrock")
         async with aclosing(events):
             async for event in events:
                 yield event
@@ -422,11 +421,3 @@ def _classify(exc: BaseException) -> str:
     if isinstance(exc, boto_errors.ConnectionError | boto_errors.HTTPClientError):
         return "transient"
     return "other"
-
-
-def _translate(exc: Exception, kind: str) -> ModelError:
-    if kind == "throttled":
-        return ModelThrottledError(f"Bedrock kept throttling: {exc}")
-    if kind == "overflow":
-        return ContextWindowOverflowError(f"Bedrock input exceeds the context window: {exc}")
-    return ModelError(f"Bedrock call failed: {exc}")

@@ -23,7 +23,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any
 
-from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
+from elsai.errors import ModelError
 from elsai.models._optional import (
     IMAGE_MEDIA_TYPES,
     LoopBoundClient,
@@ -140,7 +140,7 @@ class OpenAIModel(Model):
         body = self.build_request(request)
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
         events = stream_with_retries(
-            lambda: self._stream_once(body), self.retry, self._classify, _translate
+            lambda: self._stream_once(body), self.retry, self._classify, "OpenAI-compatible server"
         )
         async with aclosing(events):
             async for event in events:
@@ -355,11 +355,3 @@ def _tool_choice(choice: ToolChoice) -> Any:
     if "any" in choice:
         return "required"
     return "auto"
-
-
-def _translate(exc: Exception, kind: str) -> ModelError:
-    if kind == "throttled":
-        return ModelThrottledError(f"OpenAI-compatible server kept throttling: {exc}")
-    if kind == "overflow":
-        return ContextWindowOverflowError(f"Input exceeds the model's context window: {exc}")
-    return ModelError(f"OpenAI-compatible call failed: {exc}")

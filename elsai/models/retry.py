@@ -2,8 +2,8 @@
 
 Throttled and transient failures are retried with capped, fully jittered exponential backoff,
 and only while nothing was yielded, so a caller never sees part of a reply twice. Each
-provider brings its own `classify` (which failures are worth retrying) and `translate`
-(which `elsai.errors` exception a failure becomes). No SDK is imported here.
+provider brings its own `classify` (which failures are worth retrying) and its name, which
+words the `elsai.errors` exception a failure becomes. No SDK is imported here.
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 
-from elsai.errors import ElsaiError, ModelError
+from elsai.errors import ContextWindowOverflowError, ElsaiError, ModelError, ModelThrottledError
 from elsai.models.base import ModelEvent
 
 Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], str]
 """One of "throttled", "transient", "overflow", "other"; the first two are retried."""
-Translate = Callable[[Exception, str], ModelError]
 
 _RETRYABLE = ("throttled", "transient")
 
@@ -43,17 +42,26 @@ class RetryPolicy:
         return self.rng.uniform(0.0, cap)
 
 
+def model_error(exc: Exception, kind: str, provider: str) -> ModelError:
+    """The `elsai.errors` exception a failure of `kind` (see `Classify`) becomes."""
+    if kind == "throttled":
+        return ModelThrottledError(f"{provider} kept throttling: {exc}")
+    if kind == "overflow":
+        return ContextWindowOverflowError(f"{provider} input exceeds the context window: {exc}")
+    return ModelError(f"{provider} call failed: {exc}")
+
+
 async def stream_with_retries(
     attempt: Callable[[], AsyncGenerator[ModelEvent, None]],
     policy: RetryPolicy,
     classify: Classify,
-    translate: Translate,
+    provider: str,
 ) -> AsyncGenerator[ModelEvent, None]:
     """Yield the events of `attempt()`, retrying throttled and transient failures.
 
     A retry happens only before the first event was yielded; after that the consumer has seen
-    part of a reply, so the error is translated and raised instead. `ElsaiError`s pass through
-    untouched.
+    part of a reply, so `model_error(exc, kind, provider)` is raised instead. `ElsaiError`s
+    pass through untouched.
     """
     tries = 0
     while True:
@@ -73,7 +81,7 @@ async def stream_with_retries(
                     kind = classify(exc)
                     if kind in _RETRYABLE and not yielded and tries < policy.max_retries:
                         break
-                    raise translate(exc, kind) from exc
+                    raise model_error(exc, kind, provider) from exc
                 yielded = True
                 yield event
         finally:

@@ -10,11 +10,15 @@ from __future__ import annotations
 import abc
 import asyncio
 import concurrent.futures
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, cast
 
 from elsai.agent.result import AgentResult, InvocationMetrics
+from elsai.errors import ConcurrentInvocationError
 from elsai.types import ContentBlock, StopReason, Usage, empty_usage
 
 #: What an orchestrator is asked to do: text, or content blocks (Converse blocks, or
@@ -202,3 +206,15 @@ class MultiAgentBase(abc.ABC):
         completed, its stored result is returned without running anything. A parent Graph
         passes one to a nested orchestrator for the same reason it passes one to agents.
         """
+
+    @contextmanager
+    def _exclusive(self, kind: str, lock: threading.Lock, kwargs: dict[str, Any]) -> Iterator[None]:
+        """Guard one `invoke_async` of a `kind` orchestrator: known arguments, one run at a time."""
+        if kwargs:
+            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
+        if not lock.acquire(blocking=False):
+            raise ConcurrentInvocationError(f"{kind} {self.id!r} is already running; {kind}s are not re-entrant")
+        try:
+            yield
+        finally:
+            lock.release()

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.checkpoint.model import utc_now
+from elsai.interrupt.model import interrupt_dict
 from elsai.multiagent.base import NodeResult, Status, Task, restored_agent_result, usage_dict
 from elsai.session.records import SessionCorruptError
 
@@ -93,6 +94,15 @@ class CursorRecord(BaseModel):
     created_at: str = Field(default_factory=utc_now)
     updated_at: str = Field(default_factory=utc_now)
 
+    def completed_call(self, invocation_id: str | None) -> bool:
+        """This run completed, and it was started by the call with this invocation id."""
+        return self.status == Status.COMPLETED and bool(invocation_id) and self.invocation_id == invocation_id
+
+    @property
+    def continuable(self) -> bool:
+        """The run stopped unfinished, and the next call continues it."""
+        return self.status != Status.COMPLETED and self.resumable
+
     @field_validator("schema_version")
     @classmethod
     def _known_schema(cls, value: str) -> str:
@@ -136,18 +146,6 @@ class SwarmCursor(CursorRecord):
     #: Node executions that completed (numbers node invocation ids).
     completed_steps: int = 0
     interrupt_rounds: int = 0
-
-
-def interrupt_dict(interrupt: Any) -> dict[str, Any]:
-    """A JSON-ready view of an interrupt object (anything with to_dict, a dict, or attributes)."""
-    if isinstance(interrupt, dict):
-        return dict(interrupt)
-    to_dict = getattr(interrupt, "to_dict", None)
-    if callable(to_dict):
-        data = to_dict()
-        if isinstance(data, dict):
-            return data
-    return {k: getattr(interrupt, k, None) for k in ("id", "name", "reason")}
 
 
 def encode_task(task: Task) -> Any:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
+from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.factory import AgentFactory
 from elsai.session import keys
 from elsai.session.manager import SessionManager
@@ -86,7 +87,7 @@ def run_slice(
         status=status,
         stop_reason=result.stop_reason,
         text=str(result)[:MAX_TEXT_CHARS] if status == "completed" else "",
-        interrupts=[_interrupt_dict(i) for i in result.interrupts],
+        interrupts=[interrupt_dict(i) for i in result.interrupts],
         resumed_from_checkpoint=result.resumed_from_checkpoint,
         resume_position=result.resume_position,
         cycles=result.metrics.cycles,
@@ -102,9 +103,3 @@ def park_task_token(session_manager: SessionManager, job_id: str, task_token: st
     key = keys.job_token_key(job_id)
     current = storage.read(key)
     storage.replace(key, json.dumps(record).encode(), expected_version=current.version if current else None)
-
-
-def _interrupt_dict(interrupt: Any) -> dict[str, Any]:
-    if hasattr(interrupt, "to_dict"):
-        return interrupt.to_dict()
-    return dict(interrupt)

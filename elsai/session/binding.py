@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from elsai.checkpoint.gate import gate_denial
 from elsai.checkpoint.model import Checkpoint, utc_now
@@ -142,18 +142,11 @@ class SessionBinding:
     def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
         if self._last_record is None:
             raise RuntimeError("no stored message to extend")
+        ids = self._last_record.invocation_ids
+        if invocation_id and invocation_id not in ids:
+            ids = [*ids, invocation_id]
         record = self._last_record.model_copy(
-            update={
-                "message": dict(message),
-                "invocation_ids": [
-                    *self._last_record.invocation_ids,
-                    *(
-                        [invocation_id]
-                        if invocation_id and invocation_id not in self._last_record.invocation_ids
-                        else []
-                    ),
-                ],
-            }
+            update={"message": dict(message), "invocation_ids": list(ids)}
         )
         key = keys.message_key(self.session_id, self.agent_id, self.next_index - 1)
         self._last_version = self.storage.replace(
@@ -197,9 +190,8 @@ class SessionBinding:
                 }
             )
             self._write_bookmark(done)
-        except (
-            Exception
-        ) as exc:  # the turn itself succeeded; a stale bookmark is gated on next load
+        except Exception as exc:
+            # The turn itself succeeded; a stale bookmark is gated on next load.
             logger.warning(
                 "could not finalize checkpoint %s after end_turn: %s: %s",
                 self.storage.describe(self._checkpoint_key),
@@ -284,16 +276,13 @@ class SessionBinding:
             conversation_manager_state=self.agent.conversation_manager.get_state(),
             invocation_ids=self.recorded_invocations[-MAX_REMEMBERED_INVOCATIONS:],
             message_count=self.next_index,
-            **self._extra_agent_fields(),
+            interrupt_state=self.agent._interrupts.to_dict(),
         )
         self._agent_version = self.storage.replace(
             self._agent_key, dump(record), expected_version=self._agent_version
         )
         self._agent_signature = signature
         self._written_removed_count = removed
-
-    def _extra_agent_fields(self) -> dict[str, Any]:
-        return {"interrupt_state": self.agent._interrupts.to_dict()}
 
     def _remember(self, invocation_id: str | None) -> None:
         if invocation_id and invocation_id not in self.recorded_invocations:

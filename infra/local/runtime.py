@@ -25,6 +25,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from elsai.cli.local import find_repo_root
 from infra.local.api import InspectMixin, JobsApiMixin
 from infra.local.events import EventSink
 from infra.local.faults import FAULT_ENV, FaultPlan, InvocationInfo
@@ -38,15 +39,6 @@ AGENT_FUNCTION, API_FUNCTION = "elsai-agent", "elsai-api"
 BUCKET = "elsai-sessions-local"
 MOTO_CONFIG = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
 _ENDPOINT_VARS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL_LAMBDA")
-
-
-def find_repo_root(start: Path | None = None) -> Path | None:
-    """The nearest directory at or above `start` holding cdk.json and infra/ (a repo checkout)."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / "cdk.json").is_file() and (candidate / "infra").is_dir() and (candidate / "lambdas").is_dir():
-            return candidate
-    return None
 
 
 class LocalRuntime(JobsApiMixin, InspectMixin):

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from elsai.agent.agent import Agent
+from elsai.interrupt.model import interrupt_dict
 from elsai.multiagent.base import (
     NodeResult,
     Status,
@@ -23,7 +24,7 @@ from elsai.multiagent.base import (
 )
 from elsai.multiagent.graph.state import GraphState
 from elsai.multiagent.invoke import NodeCall, route_responses, run_node
-from elsai.multiagent.persistence import CursorStore, interrupt_dict
+from elsai.multiagent.persistence import CursorStore
 
 if TYPE_CHECKING:
     from elsai.multiagent.graph.graph import Graph

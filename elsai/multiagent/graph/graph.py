@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from elsai.agent.agent import Agent
-from elsai.errors import ConcurrentInvocationError
 from elsai.multiagent.base import (
     MultiAgentBase,
     Status,
@@ -97,24 +96,18 @@ class Graph(MultiAgentBase):
         When the stored run was interrupted, `task` is passed to the interrupted node(s)
         (e.g. `[{"interruptResponse": {...}}]` blocks), not used as a new task.
         """
-        if kwargs:
-            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
-        if not self._lock.acquire(blocking=False):
-            raise ConcurrentInvocationError(f"graph {self.id!r} is already running; graphs are not re-entrant")
-        try:
+        with self._exclusive("graph", self._lock, kwargs):
             return await self._invoke(task, dict(invocation_state or {}), invocation_id)
-        finally:
-            self._lock.release()
 
     async def _invoke(self, task: Task, invocation_state: dict[str, Any], invocation_id: str | None) -> GraphResult:
         started = time.perf_counter()
         store = CursorStore(self.session_manager, "graph", self.id)
         cursor = store.load(GraphCursor)
         answers: Task | None = None
-        if cursor is not None and cursor.status == Status.COMPLETED and invocation_id and cursor.invocation_id == invocation_id:
+        if cursor is not None and cursor.completed_call(invocation_id):
             self.state = self._restore(cursor)  # this exact call already completed: its stored result
             return self._result(self.state, time.perf_counter() - started, True)
-        resumed = cursor is not None and cursor.status != Status.COMPLETED and cursor.resumable
+        resumed = cursor is not None and cursor.continuable
         if cursor is not None and resumed:
             state = self._restore(cursor)
             if cursor.status == Status.INTERRUPTED or (cursor.interrupted_nodes and has_interrupt_responses(task)):

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from elsai.agent.agent import Agent
-from elsai.errors import ConcurrentInvocationError
+from elsai.interrupt.model import interrupt_dict
 from elsai.multiagent.base import (
     MultiAgentBase,
     NodeResult,
@@ -34,7 +34,7 @@ from elsai.multiagent.base import (
 )
 from elsai.multiagent.invoke import NodeCall, has_interrupt_responses, route_responses, run_node
 from elsai.multiagent.limits import int_at_least, positive_seconds
-from elsai.multiagent.persistence import CursorStore, SwarmCursor, encode_task, interrupt_dict
+from elsai.multiagent.persistence import CursorStore, SwarmCursor, encode_task
 from elsai.multiagent.swarm.handoff import Handoff, HandoffTool
 from elsai.multiagent.swarm.nodes import check_nodes, entry_name
 from elsai.multiagent.swarm.state import SwarmResult, SwarmState
@@ -96,24 +96,18 @@ class Swarm(MultiAgentBase):
         When the stored run was interrupted, `task` goes to the interrupted agent (e.g.
         `[{"interruptResponse": {...}}]` blocks) instead of starting anything new.
         """
-        if kwargs:
-            raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
-        if not self._lock.acquire(blocking=False):
-            raise ConcurrentInvocationError(f"swarm {self.id!r} is already running; swarms are not re-entrant")
-        try:
+        with self._exclusive("swarm", self._lock, kwargs):
             return await self._invoke(task, dict(invocation_state or {}), invocation_id)
-        finally:
-            self._lock.release()
 
     async def _invoke(self, task: Task, invocation_state: dict[str, Any], invocation_id: str | None) -> SwarmResult:
         started = time.perf_counter()
         deadline = started + self.execution_timeout if self.execution_timeout is not None else None
         store = CursorStore(self.session_manager, "swarm", self.id)
         cursor = store.load(SwarmCursor)
-        if cursor is not None and cursor.status == Status.COMPLETED and invocation_id and cursor.invocation_id == invocation_id:
+        if cursor is not None and cursor.completed_call(invocation_id):
             self.state = SwarmState.from_cursor(cursor)  # this exact call already completed: its stored result
             return self._result(self.state, time.perf_counter() - started, True)
-        resumed = cursor is not None and cursor.status != Status.COMPLETED and cursor.resumable
+        resumed = cursor is not None and cursor.continuable
         answers: Task | None = None
         if cursor is not None and resumed:
             state = SwarmState.from_cursor(cursor)
