@@ -43,13 +43,12 @@ def forget_shared_clients() -> None:
     """Drop elsai's process-wide S3 clients, so the next S3SessionManager builds a new one.
 
     elsai reuses one boto3 client per (boto session, region, endpoint) across manager
-    instances (`elsai.session.storage.s3._shared_client`); clearing that cache reproduces the
+    instances (`elsai.aws_clients.shared_client`); clearing that cache reproduces the
     first resume in a fresh process, where the client has to be built.
     """
-    from elsai.session.storage import s3
+    from elsai import aws_clients
 
-    with s3._clients_lock:
-        s3._clients.clear()
+    aws_clients.clear()
 
 
 def make_agent(

@@ -23,7 +23,6 @@ import re
 import uuid
 from typing import Annotated, Any, TypeVar
 
-import boto3
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError, ServiceError
@@ -34,6 +33,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from elsai.aws_clients import shared_client
 from elsai.session import keys
 
 logger = Logger()
@@ -106,11 +106,12 @@ class ApiError(Exception):
 
 
 def _sfn() -> Any:
-    return boto3.client("stepfunctions")
+    # Shared per process: a warm Lambda container answers many requests with one client.
+    return shared_client("stepfunctions")
 
 
 def _s3() -> Any:
-    return boto3.client("s3")
+    return shared_client("s3")
 
 
 def _machine_arn() -> str:

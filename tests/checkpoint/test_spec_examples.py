@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,28 +88,9 @@ def test_crash_recovery_recipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 # -- S3: same layout under the prefix, same semantics ------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def moto_endpoint() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 @pytest.fixture
-def bucket(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
-    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", moto_endpoint)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    name = f"elsai-{uuid.uuid4().hex[:12]}"
-    boto3.client("s3").create_bucket(Bucket=name)
-    return name
+def bucket(s3_bucket: str) -> str:
+    return s3_bucket
 
 
 def test_s3_layout_and_crash_resume_under_prefix(bucket: str) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,27 +16,14 @@ from cli_helpers import agent, cli_env, elsai, finish, run_clean, run_crashed, s
 from elsai.session import S3SessionManager
 
 
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
-
-
 @pytest.fixture
-def aws(moto_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def aws(moto_server_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Environment for this process and the command: dummy credentials, no user config."""
     env = {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_ENDPOINT_URL_S3": moto_url,
+        "AWS_ENDPOINT_URL_S3": moto_server_url,
         "AWS_CONFIG_FILE": str(tmp_path / "no-aws-config"),
         "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-aws-credentials"),
         "AWS_EC2_METADATA_DISABLED": "true",

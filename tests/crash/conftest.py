@@ -6,28 +6,12 @@ Children are real processes; they reach the moto server over HTTP through
 
 from __future__ import annotations
 
-import logging
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import crash_harness as h
 import pytest
-
-
-@pytest.fixture(scope="session")
-def crash_moto_endpoint() -> Iterator[str]:
-    """One moto server per test session on a free loopback port."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -39,7 +23,7 @@ def make_store(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str]
             root = tmp_path / f"store-{uuid.uuid4().hex[:6]}"
             root.mkdir()
             return h.FileStore(root)
-        endpoint = request.getfixturevalue("crash_moto_endpoint")
+        endpoint = request.getfixturevalue("moto_server_url")
         return h.S3Store(endpoint, f"elsai-crash-{uuid.uuid4().hex[:16]}")
 
     return make
@@ -50,7 +34,7 @@ def make_env(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], 
     """`make_env(backend)`: the environment of a child (dummy credentials, moto endpoint)."""
 
     def make(backend: str) -> dict[str, str]:
-        endpoint = request.getfixturevalue("crash_moto_endpoint") if backend == "s3" else None
+        endpoint = request.getfixturevalue("moto_server_url") if backend == "s3" else None
         return h.child_env(endpoint, tmp_path)
 
     return make

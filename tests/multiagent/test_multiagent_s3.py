@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -20,33 +17,9 @@ from elsai.multiagent import GraphBuilder, Swarm
 from elsai.session import S3SessionManager
 
 
-@pytest.fixture(scope="module")
-def s3_server() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
-
-
 @pytest.fixture
-def bucket(s3_server: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
-    for var in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", s3_server)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    name = f"elsai-ma-{uuid.uuid4().hex[:12]}"
-    boto3.client("s3").create_bucket(Bucket=name)
-    return name
+def bucket(s3_bucket: str) -> str:
+    return s3_bucket
 
 
 def s3_agent(bucket: str, agent_id: str, responses: list[Any], tools: tuple[Any, ...] = ()) -> Agent:

@@ -11,7 +11,6 @@ fast for users who never touch S3.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -36,49 +35,21 @@ _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
 _CONFLICT_CODES = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
 
 
-_clients: dict[tuple[Any, ...], Any] = {}
-_clients_lock = threading.Lock()
-
-
 def _shared_client(boto_session: Any, region_name: str | None) -> Any:
-    """One S3 client per (session, region, endpoint) per process.
+    """The process-wide S3 client (see elsai.aws_clients), with retries and a pool sized for
+    the parallel reads of `read_many`."""
+    from botocore.config import Config
 
-    Building a boto3 session and client costs ~100 ms (service models load from disk); agents
-    are rebuilt often (every resume, every Lambda slice in a warm container), and clients are
-    thread-safe, so they are shared. Environment that changes the client is part of the key.
-    """
-    import os
+    from elsai.aws_clients import shared_client
 
-    env = tuple(
-        os.environ.get(v)
-        for v in (
-            "AWS_ENDPOINT_URL_S3",
-            "AWS_ENDPOINT_URL",
-            "AWS_REGION",
-            "AWS_DEFAULT_REGION",
-            "AWS_PROFILE",
-            "AWS_ACCESS_KEY_ID",
-        )
+    config = Config(
+        retries={"mode": "standard"},
+        user_agent_extra="elsai",
+        max_pool_connections=MAX_PARALLEL_READS,
     )
-    key = (id(boto_session) if boto_session is not None else None, region_name, env)
-    with _clients_lock:
-        client = _clients.get(key)
-        if client is None:
-            import boto3
-            from botocore.config import Config
-
-            session = boto_session or boto3.Session()
-            client = session.client(
-                "s3",
-                region_name=region_name,
-                config=Config(
-                    retries={"mode": "standard"},
-                    user_agent_extra="elsai",
-                    max_pool_connections=MAX_PARALLEL_READS,
-                ),
-            )
-            _clients[key] = client
-        return client
+    return shared_client(
+        "s3", boto_session=boto_session, region_name=region_name, config=config, config_key="elsai-storage"
+    )
 
 
 def normalize_prefix(prefix: str) -> str:
