@@ -1,6 +1,6 @@
 """elsai: agents that survive crashes.
 
-    from elsai import Agent, tool
+from elsai import Agent, tool
 """
 
 from elsai.agent import Agent, AgentConfig, AgentResult

@@ -35,7 +35,10 @@ def _bucket() -> str:
 def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = SliceRequest.model_validate(event)
     logger.append_keys(
-        execution_id=request.execution_id, job_id=request.job_id, session_id=request.session_id, agent_id=request.agent_id
+        execution_id=request.execution_id,
+        job_id=request.job_id,
+        session_id=request.session_id,
+        agent_id=request.agent_id,
     )
     factory = load_factory(os.environ.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent"))
     manager = S3SessionManager(session_id=request.session_id, bucket=_bucket())
@@ -50,7 +53,9 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(name="Cycles", unit=MetricUnit.Count, value=result.cycles)
     if result.resumed_from_checkpoint:
         metrics.add_metric(name="Resumes", unit=MetricUnit.Count, value=1)
-        metrics.add_metric(name=f"ResumedFrom_{result.resume_position}", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(
+            name=f"ResumedFrom_{result.resume_position}", unit=MetricUnit.Count, value=1
+        )
     logger.info(
         "slice finished",
         extra={

@@ -20,7 +20,9 @@ from elsai.models.base import ModelRequest
 from elsai.tools import ToolContext
 from elsai.types import tool_results
 
-SYSTEM_PROMPT = "You fulfil orders. Call process_order once per order id, then summarise what you did."
+SYSTEM_PROMPT = (
+    "You fulfil orders. Call process_order once per order id, then summarise what you did."
+)
 
 
 @tool
@@ -42,7 +44,13 @@ def _orders_in(prompt: str) -> list[str]:
 
 def scripted_turn(request: ModelRequest) -> dict[str, Any] | str:
     """A deterministic stand-in for the LLM: one process_order call per order, then a summary."""
-    first_text = next(b["text"] for m in request.messages if m["role"] == "user" for b in m["content"] if "text" in b)
+    first_text = next(
+        b["text"]
+        for m in request.messages
+        if m["role"] == "user"
+        for b in m["content"]
+        if "text" in b
+    )
     orders = _orders_in(first_text)
     done = sum(len(tool_results(m)) for m in request.messages if m["role"] == "user")
     if done < len(orders):
@@ -51,7 +59,13 @@ def scripted_turn(request: ModelRequest) -> dict[str, Any] | str:
             "role": "assistant",
             "content": [
                 {"text": f"Processing order {order}."},
-                {"toolUse": {"toolUseId": f"order-{order}-{done}", "name": "process_order", "input": {"order_id": order}}},
+                {
+                    "toolUse": {
+                        "toolUseId": f"order-{order}-{done}",
+                        "name": "process_order",
+                        "input": {"order_id": order},
+                    }
+                },
             ],
         }
     return f"All {len(orders)} orders processed: {', '.join(orders)}."

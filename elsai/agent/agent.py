@@ -49,7 +49,9 @@ class Agent:
 
             model = BedrockModel()
         if not isinstance(model, Model):
-            raise TypeError(f"model must be an elsai Model (e.g. BedrockModel, ScriptedModel), got {model!r}")
+            raise TypeError(
+                f"model must be an elsai Model (e.g. BedrockModel, ScriptedModel), got {model!r}"
+            )
         self.model = model
         self.tool_registry = ToolRegistry(tools)
         self.system_prompt = system_prompt
@@ -133,7 +135,9 @@ class Agent:
         try:
             content = user_content_from_prompt(prompt)
             before = await self.hooks.invoke(
-                BeforeInvocationEvent(agent=self, messages=[{"role": "user", "content": content}] if content else [])
+                BeforeInvocationEvent(
+                    agent=self, messages=[{"role": "user", "content": content}] if content else []
+                )
             )
             content = [b for m in (before.messages or []) for b in m["content"]]
             so_tool = None

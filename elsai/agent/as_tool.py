@@ -34,7 +34,12 @@ class SubAgentTool(AgentTool):
             "inputSchema": {
                 "json": {
                     "type": "object",
-                    "properties": {"input": {"type": "string", "description": "The task or question for this agent."}},
+                    "properties": {
+                        "input": {
+                            "type": "string",
+                            "description": "The task or question for this agent.",
+                        }
+                    },
                     "required": ["input"],
                 }
             },
@@ -52,12 +57,18 @@ class SubAgentTool(AgentTool):
         data = tool_use.get("input")
         task = data.get("input") if isinstance(data, dict) else None
         if not isinstance(task, str) or not task:
-            return error_result(tool_use["toolUseId"], "Input must be an object with a non-empty 'input' string.")
+            return error_result(
+                tool_use["toolUseId"], "Input must be an object with a non-empty 'input' string."
+            )
         if self.mode == "spawn":
             result = await self._spawn().invoke_async(task)
         else:
-            result = await self.agent.invoke_async(task, invocation_id=f"tool:{context.idempotency_key}")
-        status: ToolResultStatus = "error" if result.stop_reason not in ("end_turn", "max_tokens") else "success"
+            result = await self.agent.invoke_async(
+                task, invocation_id=f"tool:{context.idempotency_key}"
+            )
+        status: ToolResultStatus = (
+            "error" if result.stop_reason not in ("end_turn", "max_tokens") else "success"
+        )
         text = str(result) or f"(sub-agent stopped: {result.stop_reason})"
         return {"toolUseId": tool_use["toolUseId"], "status": status, "content": [{"text": text}]}
 

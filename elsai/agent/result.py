@@ -24,7 +24,13 @@ class InvocationMetrics:
     latency_ms: float = 0.0
 
     def add_usage(self, usage: Usage) -> None:
-        for key in ("inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens"):
+        for key in (
+            "inputTokens",
+            "outputTokens",
+            "totalTokens",
+            "cacheReadInputTokens",
+            "cacheWriteInputTokens",
+        ):
             if key in usage:
                 self.usage[key] = self.usage.get(key, 0) + usage[key]
 

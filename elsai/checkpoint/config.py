@@ -18,7 +18,9 @@ class CheckpointConfig:
 
     def __post_init__(self) -> None:
         if self.position not in _POSITIONS:
-            raise ValueError(f"CheckpointConfig.position must be one of {_POSITIONS}, got {self.position!r}")
+            raise ValueError(
+                f"CheckpointConfig.position must be one of {_POSITIONS}, got {self.position!r}"
+            )
 
     def saves(self, boundary: str) -> bool:
         return self.position == "both" or self.position == boundary

@@ -10,7 +10,9 @@ from elsai.checkpoint.model import Checkpoint
 from elsai.types import Message, tool_results, tool_uses
 
 
-def gate_denial(bookmark: Checkpoint, agent_id: str, stored_count: int, last_message: Message | None) -> str | None:
+def gate_denial(
+    bookmark: Checkpoint, agent_id: str, stored_count: int, last_message: Message | None
+) -> str | None:
     """Why `bookmark` must not be acted on, or None if it may."""
     if bookmark.agent_id != agent_id:
         return f"bookmark was written by agent {bookmark.agent_id!r}"

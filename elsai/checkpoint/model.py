@@ -33,7 +33,9 @@ class Checkpoint(BaseModel):
     @classmethod
     def _known_schema(cls, value: str) -> str:
         if value != SCHEMA_VERSION:
-            raise ValueError(f"schema_version {value!r} is not supported (this SDK writes {SCHEMA_VERSION!r})")
+            raise ValueError(
+                f"schema_version {value!r} is not supported (this SDK writes {SCHEMA_VERSION!r})"
+            )
         return value
 
     @field_validator("created_at")
@@ -58,7 +60,9 @@ class Checkpoint(BaseModel):
         try:
             return cls.model_validate_json(data)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors())
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors()
+            )
             raise CheckpointException(f"invalid checkpoint file {where}: {problems}") from exc
 
 

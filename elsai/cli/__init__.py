@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="elsai", description="Durable agents: inspect sessions, run jobs locally.")
+    parser = argparse.ArgumentParser(
+        prog="elsai", description="Durable agents: inspect sessions, run jobs locally."
+    )
     groups = parser.add_subparsers(dest="group", metavar="COMMAND")
     groups.required = True
     from elsai.cli import local, sessions

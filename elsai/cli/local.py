@@ -27,7 +27,9 @@ EVENT_STYLES = {
 
 
 def register(groups: Any) -> None:
-    parser = groups.add_parser("local", help="run jobs through the synthesized state machine on moto")
+    parser = groups.add_parser(
+        "local", help="run jobs through the synthesized state machine on moto"
+    )
     sub = parser.add_subparsers(dest="local_command", metavar="SUBCOMMAND")
     parser.set_defaults(handler=lambda args: parser.print_help() or 2)
     run = sub.add_parser(
@@ -37,15 +39,51 @@ def register(groups: Any) -> None:
         "server. The agent Lambda is the real handler in a child process; by default the first attempt is "
         "SIGKILLed inside its 2nd tool call, Step Functions retries it, and the checkpoint resumes it.",
     )
-    run.add_argument("prompt", nargs="?", default=DEFAULT_PROMPT, help=f"the job's prompt (default: {DEFAULT_PROMPT!r})")
-    run.add_argument("--kill-in-tool", type=int, default=2, metavar="N", help="SIGKILL the Lambda inside the job's N-th tool run (default 2)")
+    run.add_argument(
+        "prompt",
+        nargs="?",
+        default=DEFAULT_PROMPT,
+        help=f"the job's prompt (default: {DEFAULT_PROMPT!r})",
+    )
+    run.add_argument(
+        "--kill-in-tool",
+        type=int,
+        default=2,
+        metavar="N",
+        help="SIGKILL the Lambda inside the job's N-th tool run (default 2)",
+    )
     run.add_argument("--no-kill", action="store_true", help="no fault injection")
-    run.add_argument("--model", choices=("scripted", "bedrock"), default="scripted", help="scripted (offline, default) or Amazon Bedrock")
-    run.add_argument("--slice-seconds", type=float, metavar="S", help="stop each slice at the first loop boundary after S seconds (0: at every boundary)")
-    run.add_argument("--fast-retries", action="store_true", help="1 s Retry waits instead of the template's backoff")
-    run.add_argument("--cold-start", action="store_true", help="a fresh interpreter per Lambda invocation (~1 s slower each) instead of forking from a pre-imported server")
-    run.add_argument("--timeout", type=float, default=300, help="give up waiting after this many seconds (default 300)")
-    run.add_argument("--json", action="store_true", help="print one JSON summary instead of live progress")
+    run.add_argument(
+        "--model",
+        choices=("scripted", "bedrock"),
+        default="scripted",
+        help="scripted (offline, default) or Amazon Bedrock",
+    )
+    run.add_argument(
+        "--slice-seconds",
+        type=float,
+        metavar="S",
+        help="stop each slice at the first loop boundary after S seconds (0: at every boundary)",
+    )
+    run.add_argument(
+        "--fast-retries",
+        action="store_true",
+        help="1 s Retry waits instead of the template's backoff",
+    )
+    run.add_argument(
+        "--cold-start",
+        action="store_true",
+        help="a fresh interpreter per Lambda invocation (~1 s slower each) instead of forking from a pre-imported server",
+    )
+    run.add_argument(
+        "--timeout",
+        type=float,
+        default=300,
+        help="give up waiting after this many seconds (default 300)",
+    )
+    run.add_argument(
+        "--json", action="store_true", help="print one JSON summary instead of live progress"
+    )
     run.add_argument("--no-color", action="store_true", help="never colour (also: NO_COLOR env)")
     run.set_defaults(handler=_run)
 
@@ -54,7 +92,11 @@ def find_repo_root(start: Path | None = None) -> Path | None:
     """The nearest directory at or above `start` holding cdk.json, infra/ and lambdas/."""
     here = (start or Path.cwd()).resolve()
     for candidate in (here, *here.parents):
-        if (candidate / "cdk.json").is_file() and (candidate / "infra").is_dir() and (candidate / "lambdas").is_dir():
+        if (
+            (candidate / "cdk.json").is_file()
+            and (candidate / "infra").is_dir()
+            and (candidate / "lambdas").is_dir()
+        ):
             return candidate
     return None
 
@@ -66,7 +108,9 @@ def _bedrock_credentials() -> dict[str, str]:
     session = boto3.Session()
     creds = session.get_credentials()
     if creds is None:
-        raise SystemExit("elsai: error: --model bedrock needs AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID/..., or SSO); none were found")
+        raise SystemExit(
+            "elsai: error: --model bedrock needs AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID/..., or SSO); none were found"
+        )
     frozen = creds.get_frozen_credentials()
     region = os.environ.get("AWS_REGION") or session.region_name or "us-east-1"
     out: dict[str, str] = {"AWS_ACCESS_KEY_ID": str(frozen.access_key), "AWS_SECRET_ACCESS_KEY": str(frozen.secret_key),
@@ -92,7 +136,10 @@ def _run(args: argparse.Namespace) -> int:
 
         from infra.local import LocalRuntime, kill_in_job_tool
     except ImportError as exc:
-        print(f"elsai: error: `elsai local` needs the dev extra (moto[server], aws-cdk-lib, powertools): pip install -e '.[dev]' ({exc})", file=sys.stderr)
+        print(
+            f"elsai: error: `elsai local` needs the dev extra (moto[server], aws-cdk-lib, powertools): pip install -e '.[dev]' ({exc})",
+            file=sys.stderr,
+        )
         return 2
     credentials = _bedrock_credentials() if args.model == "bedrock" else None
     style = Style.for_stream(sys.stdout, no_color=args.no_color)
@@ -101,10 +148,18 @@ def _run(args: argparse.Namespace) -> int:
     def show(event: Any) -> None:
         if not args.json:
             stamp = style.paint(f"{time.monotonic() - started:6.1f}s", "dim")
-            print(f"{stamp} {style.paint(event.line(), *EVENT_STYLES.get(event.kind, ()))}", flush=True)
+            print(
+                f"{stamp} {style.paint(event.line(), *EVENT_STYLES.get(event.kind, ()))}",
+                flush=True,
+            )
 
     if not args.json:
-        print(style.paint("Synthesizing the CDK stack (cached after the first run) and starting moto…", "dim"), flush=True)
+        print(
+            style.paint(
+                "Synthesizing the CDK stack (cached after the first run) and starting moto…", "dim"
+            ),
+            flush=True,
+        )
     timeout = margin = None
     if args.slice_seconds is not None:
         margin = 1000
@@ -113,7 +168,12 @@ def _run(args: argparse.Namespace) -> int:
     with LocalRuntime(root=root, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
                       faults=faults, on_event=show, bedrock_credentials=credentials, preloaded=not args.cold_start) as runtime:  # fmt: skip
         if not args.json:
-            print(style.paint(f"moto on {runtime.endpoint}; state machine {runtime.state_machine_arn}", "dim"), flush=True)
+            print(
+                style.paint(
+                    f"moto on {runtime.endpoint}; state machine {runtime.state_machine_arn}", "dim"
+                ),
+                flush=True,
+            )
         job = runtime.start_job(args.prompt)
         final = runtime.wait(job["job_id"], timeout=args.timeout)
         summary = _summary(runtime, job, final)
@@ -127,7 +187,10 @@ def _run(args: argparse.Namespace) -> int:
 def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[str, Any]:
     records = runtime.slices(job["job_id"])
     ledger = [e for e in runtime.ledger() if e.get("job_id") == job["job_id"]]
-    runs = Counter(f"{e['tool']}({', '.join(f'{k}={v!r}' for k, v in (e.get('input') or {}).items())})" for e in ledger)
+    runs = Counter(
+        f"{e['tool']}({', '.join(f'{k}={v!r}' for k, v in (e.get('input') or {}).items())})"
+        for e in ledger
+    )
     resumed = [{"slice": r.info.slice, "attempt": r.info.attempt, "position": r.result.get("resume_position")}
                for r in records if r.result and r.result.get("resumed_from_checkpoint")]  # fmt: skip
     return {
@@ -138,15 +201,28 @@ def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[s
         "error": final.get("error"),
         "slices": len({r.info.slice for r in records}),
         "attempts": len(records),
-        "killed": [{"slice": r.info.slice, "attempt": r.info.attempt, "error": r.error.get("errorType")} for r in records if r.killed and r.error],
-        "failed": [{"slice": r.info.slice, "attempt": r.info.attempt, "error": r.error.get("errorType")} for r in records if r.error and not r.killed],
+        "killed": [
+            {"slice": r.info.slice, "attempt": r.info.attempt, "error": r.error.get("errorType")}
+            for r in records
+            if r.killed and r.error
+        ],
+        "failed": [
+            {"slice": r.info.slice, "attempt": r.info.attempt, "error": r.error.get("errorType")}
+            for r in records
+            if r.error and not r.killed
+        ],
         "resumed": resumed,
         "tool_runs": dict(runs),
-        "session_files": [{"key": k, "bytes": n} for k, n in runtime.session_files(job["session_id"])],
+        "session_files": [
+            {"key": k, "bytes": n} for k, n in runtime.session_files(job["session_id"])
+        ],
         "bookmark": _bookmark(runtime, job),
         **_state_path(runtime.history(job["job_id"])),
         "bucket": runtime.bucket,
-        "events": [{"kind": e.kind, "slice": e.slice, "attempt": e.attempt, "message": e.message} for e in runtime.progress.events],
+        "events": [
+            {"kind": e.kind, "slice": e.slice, "attempt": e.attempt, "message": e.message}
+            for e in runtime.progress.events
+        ],
     }
 
 
@@ -166,7 +242,11 @@ def _state_path(history: list[dict[str, Any]]) -> dict[str, Any]:
         name = (event.get("stateEnteredEventDetails") or {}).get("name")
         if name:
             states.append(name)
-    failures = [(e.get("taskFailedEventDetails") or {}).get("error") for e in history if e["type"] in ("TaskFailed", "TaskTimedOut")]
+    failures = [
+        (e.get("taskFailedEventDetails") or {}).get("error")
+        for e in history
+        if e["type"] in ("TaskFailed", "TaskTimedOut")
+    ]
     return {"states": states, "task_failures": failures}
 
 
@@ -185,15 +265,35 @@ def _print_summary(s: dict[str, Any], style: Style) -> None:
     if s["text"]:
         print(f"  final text:   {s['text']}")
     if s["error"]:
-        print(style.paint(f"  error:        {s['error'].get('error')}: {_cause_message(s['error'].get('cause'))}", "red"))
-    killed = ", ".join(f"slice {k['slice']} attempt {k['attempt']} ({k['error']})" for k in s["killed"]) or "none"
+        print(
+            style.paint(
+                f"  error:        {s['error'].get('error')}: {_cause_message(s['error'].get('cause'))}",
+                "red",
+            )
+        )
+    killed = (
+        ", ".join(f"slice {k['slice']} attempt {k['attempt']} ({k['error']})" for k in s["killed"])
+        or "none"
+    )
     print(f"  slices:       {s['slices']} ({s['attempts']} Lambda attempts; killed: {killed})")
-    path = " -> ".join(s["states"]) if len(s["states"]) <= 12 else " -> ".join(s["states"][:5] + ["…"] + s["states"][-5:])
+    path = (
+        " -> ".join(s["states"])
+        if len(s["states"]) <= 12
+        else " -> ".join(s["states"][:5] + ["…"] + s["states"][-5:])
+    )
     print(f"  states:       {path}")
     if s["task_failures"]:
         errors = ", ".join(f"{n}x {e}" for e, n in Counter(s["task_failures"]).items())
-        print(f"  task errors:  {errors}" + (" (each retried by RunSlice's Retry policy)" if ok else ""))
-    resumed = ", ".join(f"{r['position']} (slice {r['slice']} attempt {r['attempt']})" for r in s["resumed"]) or "no resume needed"
+        print(
+            f"  task errors:  {errors}"
+            + (" (each retried by RunSlice's Retry policy)" if ok else "")
+        )
+    resumed = (
+        ", ".join(
+            f"{r['position']} (slice {r['slice']} attempt {r['attempt']})" for r in s["resumed"]
+        )
+        or "no resume needed"
+    )
     print(f"  resumed from: {resumed}")
     print("  tool runs:" + ("" if s["tool_runs"] else "    none"))
     for call, count in s["tool_runs"].items():

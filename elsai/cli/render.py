@@ -18,7 +18,16 @@ from typing import Any, TextIO
 from elsai.checkpoint.model import Checkpoint
 from elsai.session.check import NextInvoke, Problem
 
-_CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "blue": "34", "magenta": "35", "cyan": "36"}
+_CODES = {
+    "bold": "1",
+    "dim": "2",
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "blue": "34",
+    "magenta": "35",
+    "cyan": "36",
+}
 MAX_LINES = 20  # per text block on a terminal; --full shows everything
 
 
@@ -52,13 +61,17 @@ class Style:
             lines, extra = lines[: self.max_lines], len(lines) - self.max_lines
         out = [" " * indent + self.paint(self.clip(line, indent), *styles) for line in lines]
         if extra:
-            out.append(" " * indent + self.paint(f"… {extra} more line(s); --full shows all", "dim"))
+            out.append(
+                " " * indent + self.paint(f"… {extra} more line(s); --full shows all", "dim")
+            )
         return out
 
 
 def compact(value: Any) -> str:
     """One-line JSON for tool inputs and json results (bytes shown by size, not dumped)."""
-    return json.dumps(value, ensure_ascii=False, default=lambda b: f"<{len(b)} bytes>", separators=(", ", ": "))
+    return json.dumps(
+        value, ensure_ascii=False, default=lambda b: f"<{len(b)} bytes>", separators=(", ", ": ")
+    )
 
 
 def to_json(value: Any) -> str:
@@ -76,7 +89,9 @@ def iso(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts is not None else "-"
 
 
-def render_message(index: int, message: dict[str, Any], style: Style, *, created_at: str = "", prefix: str = "") -> list[str]:
+def render_message(
+    index: int, message: dict[str, Any], style: Style, *, created_at: str = "", prefix: str = ""
+) -> list[str]:
     role = message.get("role", "?")
     head = style.paint(f"{prefix}[{index}] {role}", "bold", "cyan" if role == "user" else "green")
     lines = [head + (" " + style.paint(created_at, "dim") if created_at else "")]
@@ -92,18 +107,27 @@ def _render_block(block: dict[str, Any], style: Style) -> list[str]:
         use = block["toolUse"]
         call = f"→ {use.get('name')}({compact(use.get('input', {}))})"
         return [
-            "    " + style.paint(style.clip(call, 4 + len(str(use.get("toolUseId"))) + 6), "yellow")
+            "    "
+            + style.paint(style.clip(call, 4 + len(str(use.get("toolUseId"))) + 6), "yellow")
             + style.paint(f"  id={use.get('toolUseId')}", "dim")
         ]
     if "toolResult" in block:
         result = block["toolResult"]
         failed = result.get("status") == "error"
-        label = f"← {result.get('toolUseId')} {'ERROR' if failed else result.get('status', 'success')}"
+        label = (
+            f"← {result.get('toolUseId')} {'ERROR' if failed else result.get('status', 'success')}"
+        )
         body = "\n".join(_result_part(part) for part in result.get("content", []))
         colour = ("bold", "red") if failed else ("blue",)
         first, *rest = body.splitlines() or [""]
         lines = ["    " + style.paint(style.clip(f"{label}: {first}", 4), *colour)]
-        return lines + (style.block("\n".join(rest), 6, "red") if rest and failed else style.block("\n".join(rest), 6) if rest else [])
+        return lines + (
+            style.block("\n".join(rest), 6, "red")
+            if rest and failed
+            else style.block("\n".join(rest), 6)
+            if rest
+            else []
+        )
     if "reasoningContent" in block:
         text = block["reasoningContent"].get("reasoningText", {}).get("text", "")
         return style.block(f"[reasoning] {text}", 4, "dim")
@@ -112,7 +136,10 @@ def _render_block(block: dict[str, Any], style: Style) -> list[str]:
         spec = block[kind]
         data = spec.get("source", {}).get("bytes", b"")
         name = f" {spec['name']}" if spec.get("name") else ""
-        return ["    " + style.paint(f"[{kind}{name} {spec.get('format', '?')}, {len(data)} bytes]", "magenta")]
+        return [
+            "    "
+            + style.paint(f"[{kind}{name} {spec.get('format', '?')}, {len(data)} bytes]", "magenta")
+        ]
     kind = next(iter(block), "?")
     return ["    " + style.paint(style.clip(f"[{kind}] {compact(block.get(kind))}", 4), "dim")]
 
@@ -142,12 +169,21 @@ def bookmark_short(checkpoint: dict[str, Any] | None) -> str:
 
 
 def next_line(decision: NextInvoke, style: Style) -> str:
-    colour = {"resume_after_model": "yellow", "resume_after_tools": "yellow", "interrupt_responses": "magenta"}
-    return style.paint(decision.summary, colour.get(decision.action, "red" if decision.action == "cannot_load" else "green"))
+    colour = {
+        "resume_after_model": "yellow",
+        "resume_after_tools": "yellow",
+        "interrupt_responses": "magenta",
+    }
+    return style.paint(
+        decision.summary,
+        colour.get(decision.action, "red" if decision.action == "cannot_load" else "green"),
+    )
 
 
 def problem_line(problem: Problem, style: Style) -> str:
-    tag = style.paint(f"{problem.severity:<7}", "red" if problem.severity == "error" else "yellow", "bold")
+    tag = style.paint(
+        f"{problem.severity:<7}", "red" if problem.severity == "error" else "yellow", "bold"
+    )
     return f"{tag} {problem.path}\n        {problem.message}"
 
 
@@ -156,7 +192,9 @@ def table(rows: list[list[str]], style: Style, header: list[str]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def fmt(row: list[str]) -> str:
-        return style.clip("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+        return style.clip(
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        )
 
     return [style.paint(fmt(header), "bold"), *(fmt(r) for r in rows)]
 

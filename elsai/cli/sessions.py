@@ -50,9 +50,16 @@ def register(groups: Any) -> None:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
 
-    ls = _command(commands, "ls", "sessions with agents, message counts, bookmarks, last update", _ls)
+    ls = _command(
+        commands, "ls", "sessions with agents, message counts, bookmarks, last update", _ls
+    )
     del ls
-    show = _command(commands, "show", "a session's transcript, bookmark and what the next invoke would do", _show)
+    show = _command(
+        commands,
+        "show",
+        "a session's transcript, bookmark and what the next invoke would do",
+        _show,
+    )
     show.add_argument("session", help="session id")
     show.add_argument("--agent", metavar="ID", help="only this agent")
     show.add_argument("--last", metavar="N", type=_count, help="only the last N messages")
@@ -60,11 +67,25 @@ def register(groups: Any) -> None:
     tail = _command(commands, "tail", "follow a live session as messages and bookmarks land", _tail)
     tail.add_argument("session", help="session id")
     tail.add_argument("--agent", metavar="ID", help="only this agent")
-    tail.add_argument("--last", metavar="N", type=_count, default=5, help="stored messages to show first (default 5)")
-    tail.add_argument("--interval", metavar="S", type=_seconds, default=1.0, help="poll interval (default 1s)")
+    tail.add_argument(
+        "--last",
+        metavar="N",
+        type=_count,
+        default=5,
+        help="stored messages to show first (default 5)",
+    )
+    tail.add_argument(
+        "--interval", metavar="S", type=_seconds, default=1.0, help="poll interval (default 1s)"
+    )
     tail.add_argument("--timeout", metavar="S", type=_seconds, help="stop after S seconds (exit 0)")
-    tail.add_argument("--until-complete", action="store_true", help="exit 0 once a bookmark is written as completed")
-    tail.add_argument("--wait", action="store_true", help="wait for the session to appear instead of failing")
+    tail.add_argument(
+        "--until-complete",
+        action="store_true",
+        help="exit 0 once a bookmark is written as completed",
+    )
+    tail.add_argument(
+        "--wait", action="store_true", help="wait for the session to appear instead of failing"
+    )
     tail.add_argument("--full", action="store_true", help="do not clip long text to the terminal")
     check = _command(commands, "check", "validate layout, schema and transcript shape", _check)
     check.add_argument("session", help="session id")
@@ -74,15 +95,26 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     """Store and output options, accepted before or after the subcommand."""
     default: Any = argparse.SUPPRESS if suppress else None
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--storage-dir", metavar="DIR", default=default, help="local session store (default ./sessions)")
-    where.add_argument("--s3", metavar="s3://BUCKET/PREFIX", default=default, help="session store in S3")
+    where.add_argument(
+        "--storage-dir",
+        metavar="DIR",
+        default=default,
+        help="local session store (default ./sessions)",
+    )
+    where.add_argument(
+        "--s3", metavar="s3://BUCKET/PREFIX", default=default, help="session store in S3"
+    )
     flag: Any = argparse.SUPPRESS if suppress else False
     parser.add_argument("--json", action="store_true", default=flag, help="machine-readable output")
-    parser.add_argument("--no-color", action="store_true", default=flag, help="never colour (also: NO_COLOR env)")
+    parser.add_argument(
+        "--no-color", action="store_true", default=flag, help="never colour (also: NO_COLOR env)"
+    )
 
 
 def _command(commands: Any, name: str, help_text: str, handler: Handler) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text, description=help_text)
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name, help=help_text, description=help_text
+    )
     _common(parser, suppress=True)
     parser.set_defaults(handler=lambda args: _run(handler, args))
     return parser
@@ -106,7 +138,9 @@ def _run(handler: Handler, args: argparse.Namespace) -> int:
     """Every failure is one line on stderr and a non-zero exit; Ctrl-C is left to `elsai.cli`."""
     try:
         store = open_store(args.storage_dir, args.s3)
-        style = Style.for_stream(sys.stdout, no_color=args.no_color, full=getattr(args, "full", False))
+        style = Style.for_stream(
+            sys.stdout, no_color=args.no_color, full=getattr(args, "full", False)
+        )
         return handler(args, store, style)
     except CliError as exc:
         print(f"elsai: {exc}", file=sys.stderr)
@@ -142,8 +176,21 @@ def _ls(args: argparse.Namespace, store: Store, style: Style) -> int:
             rows.append([e["session_id"], "!", "", "", e["updated_at"], e["error"]])
         for a in e.get("agents", []):
             cp = a["checkpoint"] if isinstance(a["checkpoint"], dict) else None
-            nxt = f"awaiting {a['interrupts_pending']} interrupt response(s)" if a["interrupts_pending"] else a["next_invoke"]
-            rows.append([e["session_id"], a["agent_id"], str(a["message_count"]), bookmark_short(cp), a["updated_at"], nxt])
+            nxt = (
+                f"awaiting {a['interrupts_pending']} interrupt response(s)"
+                if a["interrupts_pending"]
+                else a["next_invoke"]
+            )
+            rows.append(
+                [
+                    e["session_id"],
+                    a["agent_id"],
+                    str(a["message_count"]),
+                    bookmark_short(cp),
+                    a["updated_at"],
+                    nxt,
+                ]
+            )
         if not e.get("agents") and "error" not in e:
             rows.append([e["session_id"], "-", "0", "-", e["updated_at"], "-"])
     write(table(rows, style, ["SESSION", "AGENT", "MSGS", "BOOKMARK", "UPDATED", "NEXT INVOKE"]))
@@ -153,19 +200,30 @@ def _ls(args: argparse.Namespace, store: Store, style: Style) -> int:
 def _ls_entry(store: Store, session_id: str, files: dict[str, float]) -> dict[str, Any]:
     """The jobs API's summary of one session, plus times and pending interrupts."""
     updated = max(files.values())
-    base: dict[str, Any] = {"session_id": session_id, "updated_at": iso(updated), "updated_ts": updated}
+    base: dict[str, Any] = {
+        "session_id": session_id,
+        "updated_at": iso(updated),
+        "updated_ts": updated,
+    }
     try:
         summary = summarize_session(store.storage, session_id)
     except (ValueError, KeyError, TypeError) as exc:  # corrupt JSON or an id outside the layout
-        return {**base, "error": f"unreadable ({type(exc).__name__}: {exc}); run `elsai sessions check {session_id}`"}
+        return {
+            **base,
+            "error": f"unreadable ({type(exc).__name__}: {exc}); run `elsai sessions check {session_id}`",
+        }
     if summary is None:
         return {**base, "error": "session.json is missing"}
     agent_keys = [keys.agent_key(session_id, a["agent_id"]) for a in summary["agents"]]
     for agent, obj in zip(summary["agents"], store.storage.read_many(agent_keys), strict=True):
         prefix = keys.agent_dir(session_id, agent["agent_id"])
-        agent["updated_at"] = iso(max((t for k, t in files.items() if k.startswith(prefix)), default=None))
+        agent["updated_at"] = iso(
+            max((t for k, t in files.items() if k.startswith(prefix)), default=None)
+        )
         try:
-            pending = json.loads(obj.data).get("interrupt_state", {}).get("pending", []) if obj else []
+            pending = (
+                json.loads(obj.data).get("interrupt_state", {}).get("pending", []) if obj else []
+            )
         except (ValueError, AttributeError):
             pending = []
         agent["interrupts_pending"] = len(pending)
@@ -192,7 +250,12 @@ def agent_json(agent: AgentSnapshot) -> dict[str, Any]:
         "agent_id": agent.agent_id,
         "message_count": len(agent.indices),
         "messages": [
-            {"index": i, "created_at": r.created_at, "invocation_id": r.invocation_id, "message": r.message}
+            {
+                "index": i,
+                "created_at": r.created_at,
+                "invocation_id": r.invocation_id,
+                "message": r.message,
+            }
             for i, r in sorted(agent.messages.items())
         ],
         "checkpoint": agent.bookmark.model_dump() if agent.bookmark else None,
@@ -224,11 +287,19 @@ def _show(args: argparse.Namespace, store: Store, style: Style) -> int:
         )
         return 0
     created = f" · created {snap.record.created_at}" if snap.record else ""
-    lines = [style.paint(f"session {snap.session_id}", "bold") + style.paint(f" · {store.location}{created}", "dim")]
+    lines = [
+        style.paint(f"session {snap.session_id}", "bold")
+        + style.paint(f" · {store.location}{created}", "dim")
+    ]
     if snap.multi_agent is not None:
         lines.append(style.clip(f"orchestrator  {compact(snap.multi_agent)}"))
     if snap.problems:
-        lines.append(style.paint(f"{len(snap.problems)} problem(s) reading this session; run `elsai sessions check {snap.session_id}`", "red"))
+        lines.append(
+            style.paint(
+                f"{len(snap.problems)} problem(s) reading this session; run `elsai sessions check {snap.session_id}`",
+                "red",
+            )
+        )
     for agent in agents:
         lines += ["", *agent_lines(agent, style, args.last)]
     write(lines)
@@ -237,7 +308,10 @@ def _show(args: argparse.Namespace, store: Store, style: Style) -> int:
 
 def agent_lines(agent: AgentSnapshot, style: Style, last: int | None = None) -> list[str]:
     count = len(agent.indices)
-    lines = [style.paint(f"agent {agent.agent_id}", "bold", "magenta") + style.paint(f" · {count} message(s)", "dim")]
+    lines = [
+        style.paint(f"agent {agent.agent_id}", "bold", "magenta")
+        + style.paint(f" · {count} message(s)", "dim")
+    ]
     shown = agent.indices if last is None else agent.indices[count - min(last, count) :]
     if count > len(shown):
         lines.append(style.paint(f"  … {count - len(shown)} earlier message(s)", "dim"))
@@ -259,7 +333,11 @@ def agent_lines(agent: AgentSnapshot, style: Style, last: int | None = None) -> 
     lines.append(f"{style.paint('bookmark     ', 'bold')}{bookmark}")
     for item in agent.pending_interrupts:
         reason = compact(item.get("reason"))
-        lines.append(style.clip(f"{style.paint('interrupt    ', 'bold')}pending {item.get('name')} ({item.get('id')}) reason {reason}"))
+        lines.append(
+            style.clip(
+                f"{style.paint('interrupt    ', 'bold')}pending {item.get('name')} ({item.get('id')}) reason {reason}"
+            )
+        )
     lines.append(f"{style.paint('next invoke  ', 'bold')}{next_line(next_invoke(agent), style)}")
     return lines
 
@@ -275,21 +353,40 @@ def _check(args: argparse.Namespace, store: Store, style: Style) -> int:
     messages = sum(len(a.indices) for a in snap.agents.values())
     if args.json:
         agents = [
-            {"agent_id": a.agent_id, "message_count": len(a.indices), "next_invoke": next_invoke(a).summary}
+            {
+                "agent_id": a.agent_id,
+                "message_count": len(a.indices),
+                "next_invoke": next_invoke(a).summary,
+            }
             for a in snap.agents.values()
         ]
-        report = {"session_id": snap.session_id, "ok": errors == 0, "errors": errors, "warnings": warnings}
+        report = {
+            "session_id": snap.session_id,
+            "ok": errors == 0,
+            "errors": errors,
+            "warnings": warnings,
+        }
         print(to_json({**report, "problems": [p.__dict__ for p in problems], "agents": agents}))
         return 1 if errors else 0
     lines = [problem_line(p, style) for p in problems]
     what = f"session {snap.session_id}: {len(snap.agents)} agent(s), {messages} message(s)"
     if errors:
-        lines.append(style.paint(f"FAILED  {what}; {errors} error(s), {warnings} warning(s)", "red", "bold"))
+        lines.append(
+            style.paint(f"FAILED  {what}; {errors} error(s), {warnings} warning(s)", "red", "bold")
+        )
     else:
-        lines.append(style.paint("ok", "green", "bold") + f"  {what}" + (f"; {warnings} warning(s)" if warnings else ""))
+        lines.append(
+            style.paint("ok", "green", "bold")
+            + f"  {what}"
+            + (f"; {warnings} warning(s)" if warnings else "")
+        )
         for a in snap.agents.values():
             bm = a.bookmark.model_dump() if a.bookmark else None
-            lines.append(style.clip(f"    {a.agent_id}: {len(a.indices)} message(s), bookmark {bookmark_short(bm)}; next: {next_invoke(a).summary}"))
+            lines.append(
+                style.clip(
+                    f"    {a.agent_id}: {len(a.indices)} message(s), bookmark {bookmark_short(bm)}; next: {next_invoke(a).summary}"
+                )
+            )
     write(lines)
     return 1 if errors else 0
 

@@ -63,7 +63,9 @@ def open_store(storage_dir: str | None, s3_url: str | None) -> Store:
         return _s3_store(s3_url)
     directory = storage_dir or DEFAULT_STORAGE_DIR
     if not os.path.isdir(directory):
-        raise CliError(f"no session store at {directory} (use --storage-dir DIR or --s3 s3://bucket/prefix)", 2)
+        raise CliError(
+            f"no session store at {directory} (use --storage-dir DIR or --s3 s3://bucket/prefix)", 2
+        )
     storage = FileStorage(directory)
 
     def file_times(prefix: str) -> dict[str, float]:
@@ -96,14 +98,19 @@ def _s3_store(url: str) -> Store:
 
     bucket, prefix = parse_s3_url(url)
     client: Any = boto3.Session().client(
-        "s3", config=Config(retries={"mode": "standard"}, user_agent_extra="elsai-cli", max_pool_connections=16)
+        "s3",
+        config=Config(
+            retries={"mode": "standard"}, user_agent_extra="elsai-cli", max_pool_connections=16
+        ),
     )
     storage = S3Storage(bucket, prefix, client=client)
 
     def s3_times(sub: str) -> dict[str, float]:
         out = {}
         try:
-            for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=storage.prefix + sub):
+            for page in client.get_paginator("list_objects_v2").paginate(
+                Bucket=bucket, Prefix=storage.prefix + sub
+            ):
                 for obj in page.get("Contents", []):
                     out[obj["Key"][len(storage.prefix) :]] = obj["LastModified"].timestamp()
         except (ClientError, BotoCoreError) as exc:

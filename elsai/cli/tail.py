@@ -51,19 +51,37 @@ class Follower:
             write(lines)
 
     def message(self, aid: str, index: int, record: MessageRecord, updated: bool = False) -> None:
-        event: dict[str, Any] = {"event": "message_updated" if updated else "message", "agent_id": aid}
+        event: dict[str, Any] = {
+            "event": "message_updated" if updated else "message",
+            "agent_id": aid,
+        }
         event.update(index=index, created_at=record.created_at, message=record.message)
         tag = " (updated)" if updated else ""
-        self.emit(event, render_message(index, record.message, self.style, created_at=record.created_at + tag, prefix=f"{aid} "))
+        self.emit(
+            event,
+            render_message(
+                index,
+                record.message,
+                self.style,
+                created_at=record.created_at + tag,
+                prefix=f"{aid} ",
+            ),
+        )
 
     def bookmark(self, aid: str, bookmark: Checkpoint | None, problem: str | None = None) -> None:
         head = self.style.paint(f"{aid} bookmark ", "bold")
         if problem:
-            self.emit({"event": "bookmark", "agent_id": aid, "error": problem}, [head + self.style.paint(problem, "red")])
+            self.emit(
+                {"event": "bookmark", "agent_id": aid, "error": problem},
+                [head + self.style.paint(problem, "red")],
+            )
             return
         colour = "green" if bookmark and not bookmark.is_active else "yellow"
         dumped = bookmark.model_dump() if bookmark else None
-        self.emit({"event": "bookmark", "agent_id": aid, "checkpoint": dumped}, [head + self.style.paint(bookmark_line(bookmark), colour)])
+        self.emit(
+            {"event": "bookmark", "agent_id": aid, "checkpoint": dumped},
+            [head + self.style.paint(bookmark_line(bookmark), colour)],
+        )
 
     # -- polling ---------------------------------------------------------------------------
 
@@ -88,15 +106,20 @@ class Follower:
         if first:
             cursor.next_index = max(0, len(indices) - self.args.last)
             if cursor.next_index:
-                self.emit({"event": "skipped", "agent_id": aid, "count": cursor.next_index},
-                          [self.style.paint(f"{aid} … {cursor.next_index} earlier message(s)", "dim")])
+                self.emit(
+                    {"event": "skipped", "agent_id": aid, "count": cursor.next_index},
+                    [self.style.paint(f"{aid} … {cursor.next_index} earlier message(s)", "dim")],
+                )
         new: list[int] = []
         for i in indices:  # only the contiguous run: files are created in order
             if i == cursor.next_index + len(new):
                 new.append(i)
         last_seen = cursor.next_index - 1 if cursor.next_index else None
         wanted = [keys.checkpoint_key(sid, aid), keys.agent_key(sid, aid)]
-        wanted += [keys.message_key(sid, aid, i) for i in ([last_seen] if last_seen is not None else []) + new]
+        wanted += [
+            keys.message_key(sid, aid, i)
+            for i in ([last_seen] if last_seen is not None else []) + new
+        ]
         objects = storage.read_many(wanted)
         bookmark_obj, agent_obj, messages = objects[0], objects[1], objects[2:]
         if last_seen is not None:
@@ -116,21 +139,27 @@ class Follower:
         version = bookmark_obj.version if bookmark_obj else None
         if version != cursor.bookmark_version:
             cursor.bookmark_version = version
-            self.show_bookmark(aid, cursor, bookmark_obj.data if bookmark_obj else None, first=first)
+            self.show_bookmark(
+                aid, cursor, bookmark_obj.data if bookmark_obj else None, first=first
+            )
 
     def show_message(self, aid: str, index: int, data: bytes, updated: bool = False) -> None:
         where = self.store.storage.describe(keys.message_key(self.session_id, aid, index))
         try:
             self.message(aid, index, load(MessageRecord, data, where), updated)
         except SessionCorruptError as exc:
-            self.emit({"event": "error", "agent_id": aid, "index": index, "error": str(exc)},
-                      [self.style.paint(f"{aid} [{index}] unreadable: {exc}", "red")])
+            self.emit(
+                {"event": "error", "agent_id": aid, "index": index, "error": str(exc)},
+                [self.style.paint(f"{aid} [{index}] unreadable: {exc}", "red")],
+            )
 
     def catch_up(self, aid: str, cursor: Cursor, count: int) -> None:
         """Show messages a bookmark counts but the listing missed: they landed between the
         listing and the bookmark read (a writer stores messages first, the bookmark last)."""
         wanted = list(range(cursor.next_index, count))
-        objects = self.store.storage.read_many([keys.message_key(self.session_id, aid, i) for i in wanted])
+        objects = self.store.storage.read_many(
+            [keys.message_key(self.session_id, aid, i) for i in wanted]
+        )
         for index, obj in zip(wanted, objects, strict=True):
             if obj is None:
                 return
@@ -161,9 +190,14 @@ class Follower:
         if len(pending) == cursor.pending:
             return
         cursor.pending = len(pending)
-        text = "; ".join(f"{p.get('name')} ({p.get('id')}) reason {compact(p.get('reason'))}" for p in pending)
+        text = "; ".join(
+            f"{p.get('name')} ({p.get('id')}) reason {compact(p.get('reason'))}" for p in pending
+        )
         line = f"{aid} interrupt pending: {text}" if pending else f"{aid} interrupts answered"
-        self.emit({"event": "interrupts", "agent_id": aid, "pending": pending}, [self.style.paint(line, "magenta")])
+        self.emit(
+            {"event": "interrupts", "agent_id": aid, "pending": pending},
+            [self.style.paint(line, "magenta")],
+        )
 
 
 def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
@@ -177,31 +211,45 @@ def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
         keys.validate_id(args.session, "session id")
         while not store.storage.list(keys.session_dir(args.session)):
             if not announced:
-                print(f"elsai: waiting for session {args.session} in {store.location}", file=sys.stderr)
+                print(
+                    f"elsai: waiting for session {args.session} in {store.location}",
+                    file=sys.stderr,
+                )
                 announced = True
             if expired():
                 return 0 if not args.until_complete else _timed_out(args)
             time.sleep(args.interval)
     else:
         store.require_session(args.session)
-    if args.agent and not (_valid(args.agent) and store.storage.list(keys.agent_dir(args.session, args.agent))):
+    if args.agent and not (
+        _valid(args.agent) and store.storage.list(keys.agent_dir(args.session, args.agent))
+    ):
         raise CliError(f"no agent {args.agent} in session {args.session} ({store.location})", 2)
     follower = Follower(args, store, style)
     follower.appeared = args.wait and announced
     if not args.json:
-        write([style.paint(f"following session {args.session} · {store.location} · Ctrl-C to stop", "dim")])
+        write(
+            [
+                style.paint(
+                    f"following session {args.session} · {store.location} · Ctrl-C to stop", "dim"
+                )
+            ]
+        )
     follower.poll(first=True)
     while not (args.until_complete and follower.completed):
         if expired():
             return _timed_out(args) if args.until_complete else 0
-        time.sleep(args.interval if deadline is None else max(0.0, min(args.interval, deadline - time.monotonic())))
+        time.sleep(
+            args.interval
+            if deadline is None
+            else max(0.0, min(args.interval, deadline - time.monotonic()))
+        )
         follower.poll(first=False)
     return 0
 
 
 def _timed_out(args: argparse.Namespace) -> int:
     raise CliError(f"timed out after {args.timeout:g}s before a bookmark was completed", 1)
-
 
 
 def _valid(agent_id: str) -> bool:

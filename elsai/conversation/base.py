@@ -55,8 +55,12 @@ def sanitize_window_start(messages: list[Message]) -> list[Message]:
         content: list[ContentBlock] = []
         for block in messages[0]["content"]:
             if "toolResult" in block:
-                texts = [c.get("text") or str(c.get("json", "")) for c in block["toolResult"]["content"]]
-                content.append({"text": f"[result of an earlier tool call: {' '.join(texts)[:500]}]"})
+                texts = [
+                    c.get("text") or str(c.get("json", "")) for c in block["toolResult"]["content"]
+                ]
+                content.append(
+                    {"text": f"[result of an earlier tool call: {' '.join(texts)[:500]}]"}
+                )
             else:
                 content.append(block)
         messages = [{"role": "user", "content": content}, *messages[1:]]

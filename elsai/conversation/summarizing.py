@@ -59,11 +59,16 @@ class SummarizingConversationManager(ConversationManager):
         model = self.summarization_model or agent.model
         convo = [*messages]
         if convo[-1]["role"] == "user":
-            convo[-1] = {"role": "user", "content": [*convo[-1]["content"], {"text": self.summarization_prompt}]}
+            convo[-1] = {
+                "role": "user",
+                "content": [*convo[-1]["content"], {"text": self.summarization_prompt}],
+            }
         else:
             convo.append({"role": "user", "content": [{"text": self.summarization_prompt}]})
         assembler = MessageAssembler()
-        async for event in model.stream(ModelRequest(messages=convo, tool_specs=agent.tool_specs_for_history())):
+        async for event in model.stream(
+            ModelRequest(messages=convo, tool_specs=agent.tool_specs_for_history())
+        ):
             assembler.feed(event)
         return text_of(assembler.message()) or "(no summary)"
 

@@ -86,7 +86,9 @@ class BeforeToolCallEvent(HookEvent):
         from elsai.interrupt.model import Interrupt
 
         use_id = self.tool_use["toolUseId"] if self.tool_use else ""
-        return self.agent._interrupts.raise_or_answer(Interrupt.for_tool(use_id, name, reason, source="hook"))
+        return self.agent._interrupts.raise_or_answer(
+            Interrupt.for_tool(use_id, name, reason, source="hook")
+        )
 
 
 @dataclass

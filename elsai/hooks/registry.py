@@ -35,10 +35,16 @@ class HookRegistry:
         provider.register_hooks(self)
 
     def has_callbacks(self, event_type: type[HookEvent]) -> bool:
-        return any(issubclass(t, event_type) or issubclass(event_type, t) for t in self._callbacks if self._callbacks[t])
+        return any(
+            issubclass(t, event_type) or issubclass(event_type, t)
+            for t in self._callbacks
+            if self._callbacks[t]
+        )
 
     def callbacks_for(self, event: HookEvent) -> list[Callable[[Any], Any]]:
-        found = [cb for t in type(event).__mro__ if t in self._callbacks for cb in self._callbacks[t]]
+        found = [
+            cb for t in type(event).__mro__ if t in self._callbacks for cb in self._callbacks[t]
+        ]
         return list(reversed(found)) if event.reverse_order else found
 
     async def invoke(self, event: E) -> E:

@@ -33,11 +33,21 @@ class Interrupt:
         return cls(id=f"interrupt-{digest}", name=name, reason=reason, tool_use_id=tool_use_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "reason": self.reason, "tool_use_id": self.tool_use_id}
+        return {
+            "id": self.id,
+            "name": self.name,
+            "reason": self.reason,
+            "tool_use_id": self.tool_use_id,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Interrupt:
-        return cls(id=data["id"], name=data["name"], reason=data.get("reason"), tool_use_id=data.get("tool_use_id"))
+        return cls(
+            id=data["id"],
+            name=data["name"],
+            reason=data.get("reason"),
+            tool_use_id=data.get("tool_use_id"),
+        )
 
 
 def interrupt_dict(interrupt: Any) -> dict[str, Any]:

@@ -48,7 +48,9 @@ class InterruptState:
         if missing:
             raise InterruptError(
                 "all pending interrupts must be answered together; missing: "
-                + ", ".join(f"{self.pending[i].id} ({self.pending[i].name})" for i in sorted(missing))
+                + ", ".join(
+                    f"{self.pending[i].id} ({self.pending[i].name})" for i in sorted(missing)
+                )
             )
         self.responses.update(answers)
 

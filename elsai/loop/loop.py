@@ -81,7 +81,9 @@ class EventLoop:
                 yield event
             self.cycle += 1
         elif any("interruptResponse" in b for b in new_content):
-            raise InterruptError("interrupt responses were given but this agent has no pending interrupts")
+            raise InterruptError(
+                "interrupt responses were given but this agent has no pending interrupts"
+            )
         elif plan.position == "after_model":
             # Active mid-tool bookmark: the trailing assistant toolUse message is pending.
             # Its tools run first; the new input is queued into the same user message.
@@ -95,7 +97,11 @@ class EventLoop:
         elif plan.position == "after_tools":
             yield ResumeEvent(position="after_tools", pending_tools=0)
             self.cycle += 1
-        elif agent.messages and agent.messages[-1]["role"] == "assistant" and tool_uses(agent.messages[-1]):
+        elif (
+            agent.messages
+            and agent.messages[-1]["role"] == "assistant"
+            and tool_uses(agent.messages[-1])
+        ):
             # An earlier invocation stopped between a toolUse and its results with nothing to
             # resume (a stream closed mid-tool, a hook that raised). Its calls may have run
             # partly, so they are answered as interrupted rather than run again; this keeps the
@@ -201,7 +207,9 @@ class EventLoop:
                         names[event.index] = (event.tool_use_id, event.name)
                     elif isinstance(event, ToolInputDelta):
                         use_id, name = names.get(event.index, ("", ""))
-                        yield ToolInputDeltaEvent(tool_use_id=use_id, name=name, fragment=event.fragment)
+                        yield ToolInputDeltaEvent(
+                            tool_use_id=use_id, name=name, fragment=event.fragment
+                        )
                     elif isinstance(event, ReasoningDelta) and event.text:
                         yield ReasoningDeltaEvent(text=event.text)
             except ContextWindowOverflowError as exc:
@@ -248,8 +256,10 @@ class EventLoop:
     def _tool_choice(self) -> Any:
         so = self.inv.structured_output
         last = self.agent.messages[-1] if self.agent.messages else None
-        if so is not None and last is not None and any(
-            b.get("text") == so.forcing_prompt()["text"] for b in last["content"]
+        if (
+            so is not None
+            and last is not None
+            and any(b.get("text") == so.forcing_prompt()["text"] for b in last["content"])
         ):
             return {"tool": {"name": so.name}}
         return None
@@ -269,7 +279,9 @@ class EventLoop:
 
     # -- tools ---------------------------------------------------------------------------
 
-    async def _run_tools(self, assistant: Message, queued: list[ContentBlock]) -> AsyncIterator[StreamEvent]:
+    async def _run_tools(
+        self, assistant: Message, queued: list[ContentBlock]
+    ) -> AsyncIterator[StreamEvent]:
         results: list[Any] = []
         async for event in self.tools.run_batch(tool_uses(assistant), results):
             yield event
@@ -304,10 +316,14 @@ class EventLoop:
         messages = self.agent.messages
         if messages and messages[-1]["role"] == "user":
             messages[-1] = append_user_content(messages[-1], content)
-            self.persistence.last_message_replaced(messages[-1], invocation_id=self.inv.invocation_id)
+            self.persistence.last_message_replaced(
+                messages[-1], invocation_id=self.inv.invocation_id
+            )
             return
         async for event in self.agent._append_message(
-            {"role": "user", "content": list(content)}, self.persistence, invocation_id=self.inv.invocation_id
+            {"role": "user", "content": list(content)},
+            self.persistence,
+            invocation_id=self.inv.invocation_id,
         ):
             yield event
 
@@ -323,4 +339,3 @@ async def drain(stream: AsyncIterator[StreamEvent]) -> AgentResult:
             result = event.result
     assert result is not None
     return result
-

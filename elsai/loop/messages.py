@@ -21,14 +21,22 @@ def user_content_from_prompt(prompt: Any) -> list[ContentBlock]:
     if isinstance(prompt, list):
         blocks: list[ContentBlock] = []
         for item in prompt:
-            if isinstance(item, dict) and item.get("role") == "user" and isinstance(item.get("content"), list):
+            if (
+                isinstance(item, dict)
+                and item.get("role") == "user"
+                and isinstance(item.get("content"), list)
+            ):
                 blocks.extend(item["content"])
             elif isinstance(item, dict) and item and "role" not in item:
                 blocks.append(item)  # type: ignore[arg-type]
             else:
-                raise TypeError(f"prompt list items must be content blocks or user messages, got {item!r}")
+                raise TypeError(
+                    f"prompt list items must be content blocks or user messages, got {item!r}"
+                )
         return blocks
-    raise TypeError(f"prompt must be a str, a list of content blocks or None, got {type(prompt).__name__}")
+    raise TypeError(
+        f"prompt must be a str, a list of content blocks or None, got {type(prompt).__name__}"
+    )
 
 
 def append_user_content(message: Message, content: Sequence[ContentBlock]) -> Message:
@@ -44,7 +52,9 @@ def strip_incomplete_tool_uses(message: Message) -> Message:
     """
     if not any("toolUse" in b for b in message["content"]):
         return message
-    content = [b for b in message["content"] if "toolUse" not in b] or [{"text": "(response truncated)"}]
+    content = [b for b in message["content"] if "toolUse" not in b] or [
+        {"text": "(response truncated)"}
+    ]
     return {"role": "assistant", "content": content}
 
 

@@ -33,7 +33,9 @@ class ToolRunner:
             return so
         return self.agent.tool_registry.get(name)
 
-    async def run_batch(self, uses: list[ToolUse], results: list[ToolResult]) -> AsyncIterator[StreamEvent]:
+    async def run_batch(
+        self, uses: list[ToolUse], results: list[ToolResult]
+    ) -> AsyncIterator[StreamEvent]:
         """Run `uses` with the agent's executor; fills `results` in request order."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self.raised = []
@@ -75,17 +77,26 @@ class ToolRunner:
         agent, inv = self.agent, self.inv
         before = await agent.hooks.invoke(
             BeforeToolCallEvent(
-                agent=agent, tool_use=use, selected_tool=self._lookup(use["name"]), invocation_state=inv.invocation_state
+                agent=agent,
+                tool_use=use,
+                selected_tool=self._lookup(use["name"]),
+                invocation_state=inv.invocation_state,
             )
         )
         tool, call = before.selected_tool, before.tool_use or use
         exception: BaseException | None = None
         if before.cancel_tool:
-            reason = before.cancel_tool if isinstance(before.cancel_tool, str) else "The tool call was cancelled."
+            reason = (
+                before.cancel_tool
+                if isinstance(before.cancel_tool, str)
+                else "The tool call was cancelled."
+            )
             result = error_result(use["toolUseId"], reason)
         elif tool is None:
             available = ", ".join(sorted(agent.tool_registry.names)) or "none"
-            result = error_result(use["toolUseId"], f"Unknown tool {use['name']!r}. Available tools: {available}.")
+            result = error_result(
+                use["toolUseId"], f"Unknown tool {use['name']!r}. Available tools: {available}."
+            )
         else:
             context = ToolContext(tool_use=call, agent=agent, invocation_state=inv.invocation_state)
             try:

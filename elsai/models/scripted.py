@@ -49,7 +49,9 @@ class ScriptedModel(Model):
     Pass `record=False` for very long scripts where keeping every request would cost memory.
     """
 
-    def __init__(self, responses: Iterable[ScriptItem], *, chunk_size: int = 8, record: bool = True) -> None:
+    def __init__(
+        self, responses: Iterable[ScriptItem], *, chunk_size: int = 8, record: bool = True
+    ) -> None:
         self._responses = list(responses)
         self._next = 0
         self._chunk = max(1, chunk_size)
@@ -94,7 +96,9 @@ class ScriptedModel(Model):
         for event in self._events(message, stop_override):
             yield event
 
-    def _events(self, message: Message, stop_override: StopReason | None = None) -> Iterable[ModelEvent]:
+    def _events(
+        self, message: Message, stop_override: StopReason | None = None
+    ) -> Iterable[ModelEvent]:
         has_tool = False
         chars = 0
         for index, block in enumerate(message["content"]):
@@ -114,12 +118,17 @@ class ScriptedModel(Model):
             yield BlockStop(index=index)
         stop: StopReason = stop_override or ("tool_use" if has_tool else "end_turn")
         out = max(1, chars // 4)
-        yield ModelStop(stop_reason=stop, usage={"inputTokens": 10, "outputTokens": out, "totalTokens": 10 + out})
+        yield ModelStop(
+            stop_reason=stop,
+            usage={"inputTokens": 10, "outputTokens": out, "totalTokens": 10 + out},
+        )
 
 
 def _as_message(item: str | dict[str, Any]) -> Message:
     if isinstance(item, str):
         return {"role": "assistant", "content": [{"text": item}]}
     if item.get("role") != "assistant" or not isinstance(item.get("content"), list):
-        raise ValueError(f"ScriptedModel responses must be str or assistant Converse messages, got {item!r}")
+        raise ValueError(
+            f"ScriptedModel responses must be str or assistant Converse messages, got {item!r}"
+        )
     return {"role": "assistant", "content": copy.deepcopy(item["content"])}

@@ -40,7 +40,9 @@ class MessageAssembler:
         if isinstance(event, TextDelta):
             self._blocks.setdefault(event.index, _Block("text")).text.append(event.text)
         elif isinstance(event, ToolUseStart):
-            self._blocks[event.index] = _Block("toolUse", tool_use_id=event.tool_use_id, name=event.name)
+            self._blocks[event.index] = _Block(
+                "toolUse", tool_use_id=event.tool_use_id, name=event.name
+            )
         elif isinstance(event, ToolInputDelta):
             self._blocks.setdefault(event.index, _Block("toolUse")).text.append(event.fragment)
         elif isinstance(event, ReasoningDelta):
@@ -65,7 +67,13 @@ class MessageAssembler:
                     content.append({"text": raw})
             elif block.kind == "toolUse":
                 content.append(
-                    {"toolUse": {"toolUseId": block.tool_use_id, "name": block.name, "input": _parse_input(raw)}}
+                    {
+                        "toolUse": {
+                            "toolUseId": block.tool_use_id,
+                            "name": block.name,
+                            "input": _parse_input(raw),
+                        }
+                    }
                 )
             else:
                 reasoning: dict[str, Any] = {"text": raw}

@@ -25,7 +25,13 @@ from elsai.types import ContentBlock, StopReason, Usage, empty_usage
 #: `{"interruptResponse": ...}` blocks answering an interrupted run).
 Task = str | list[ContentBlock] | list[dict[str, Any]]
 
-_USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens")
+_USAGE_KEYS = (
+    "inputTokens",
+    "outputTokens",
+    "totalTokens",
+    "cacheReadInputTokens",
+    "cacheWriteInputTokens",
+)
 
 
 class Status(StrEnum):
@@ -163,7 +169,9 @@ def task_text(task: Task) -> str:
 
 def blocks_of(task: Task) -> list[dict[str, Any]]:
     """A block task as plain dicts."""
-    return [cast(dict[str, Any], b) for b in task] if not isinstance(task, str) else [{"text": task}]
+    return (
+        [cast(dict[str, Any], b) for b in task] if not isinstance(task, str) else [{"text": task}]
+    )
 
 
 def compose_input(preamble: str, task: Task) -> Task:
@@ -213,7 +221,9 @@ class MultiAgentBase(abc.ABC):
         if kwargs:
             raise TypeError(f"unexpected keyword argument(s): {', '.join(sorted(kwargs))}")
         if not lock.acquire(blocking=False):
-            raise ConcurrentInvocationError(f"{kind} {self.id!r} is already running; {kind}s are not re-entrant")
+            raise ConcurrentInvocationError(
+                f"{kind} {self.id!r} is already running; {kind}s are not re-entrant"
+            )
         try:
             yield
         finally:

@@ -73,7 +73,9 @@ def node_result(result: AgentResult | MultiAgentResult, seconds: float) -> NodeR
         }
         resumed = result.resumed_from_checkpoint
     status = status_of(result)
-    error = result.error if isinstance(result, MultiAgentResult) and status == Status.FAILED else None
+    error = (
+        result.error if isinstance(result, MultiAgentResult) and status == Status.FAILED else None
+    )
     return NodeResult(
         result=result,
         status=status,
@@ -122,12 +124,21 @@ def _exception_result(call: NodeCall, exc: Exception, started: float) -> NodeRes
 
 def failed(message: str, seconds: float, exc: BaseException | None = None) -> NodeResult:
     return NodeResult(
-        result=None, status=Status.FAILED, execution_time=seconds, error=message, usage=empty_usage(), exception=exc
+        result=None,
+        status=Status.FAILED,
+        execution_time=seconds,
+        error=message,
+        usage=empty_usage(),
+        exception=exc,
     )
 
 
 def has_interrupt_responses(task: Task) -> bool:
-    return any(isinstance(b.get("interruptResponse"), dict) for b in blocks_of(task)) if not isinstance(task, str) else False
+    return (
+        any(isinstance(b.get("interruptResponse"), dict) for b in blocks_of(task))
+        if not isinstance(task, str)
+        else False
+    )
 
 
 def route_responses(task: Task, interrupts: list[dict[str, Any]]) -> Task:
@@ -143,6 +154,7 @@ def route_responses(task: Task, interrupts: list[dict[str, Any]]) -> Task:
     mine = [
         block
         for block in blocks_of(task)
-        if isinstance(response := block.get("interruptResponse"), dict) and response.get("interruptId") in ids
+        if isinstance(response := block.get("interruptResponse"), dict)
+        and response.get("interruptId") in ids
     ]
     return mine or task

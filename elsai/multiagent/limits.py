@@ -5,7 +5,9 @@ from __future__ import annotations
 
 def positive_seconds(value: float | None, what: str) -> float | None:
     """A timeout: a positive number of seconds, or None for no limit."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or value <= 0):
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, int | float) or value <= 0
+    ):
         raise ValueError(f"{what} must be a positive number of seconds or None, got {value!r}")
     return value
 

@@ -96,7 +96,11 @@ class CursorRecord(BaseModel):
 
     def completed_call(self, invocation_id: str | None) -> bool:
         """This run completed, and it was started by the call with this invocation id."""
-        return self.status == Status.COMPLETED and bool(invocation_id) and self.invocation_id == invocation_id
+        return (
+            self.status == Status.COMPLETED
+            and bool(invocation_id)
+            and self.invocation_id == invocation_id
+        )
 
     @property
     def continuable(self) -> bool:
@@ -107,7 +111,9 @@ class CursorRecord(BaseModel):
     @classmethod
     def _known_schema(cls, value: str) -> str:
         if value != MULTI_AGENT_SCHEMA_VERSION:
-            raise ValueError(f"schema_version {value!r} is not supported (this SDK writes {MULTI_AGENT_SCHEMA_VERSION!r})")
+            raise ValueError(
+                f"schema_version {value!r} is not supported (this SDK writes {MULTI_AGENT_SCHEMA_VERSION!r})"
+            )
         return value
 
 
@@ -175,14 +181,18 @@ def decode_task(value: Any) -> Task:
 
     decoded = walk(value)
     if not isinstance(decoded, str | list):
-        raise SessionCorruptError(f"multi_agent.json task must be text or content blocks, got {type(decoded).__name__}")
+        raise SessionCorruptError(
+            f"multi_agent.json task must be text or content blocks, got {type(decoded).__name__}"
+        )
     return decoded
 
 
 class CursorStore:
     """Reads and conditionally writes one orchestrator's multi_agent.json (no-op without a manager)."""
 
-    def __init__(self, manager: SessionManager | None, kind: Literal["graph", "swarm"], orchestrator_id: str) -> None:
+    def __init__(
+        self, manager: SessionManager | None, kind: Literal["graph", "swarm"], orchestrator_id: str
+    ) -> None:
         self.manager = manager
         self.kind = kind
         self.orchestrator_id = orchestrator_id

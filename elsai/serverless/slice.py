@@ -75,7 +75,9 @@ def run_slice(
         prompt = request.prompt
         invocation_id = request.execution_id if request.prompt is not None else None
 
-    result = agent(prompt, invocation_id=invocation_id, should_stop=lambda: remaining_ms() < safety_margin_ms)
+    result = agent(
+        prompt, invocation_id=invocation_id, should_stop=lambda: remaining_ms() < safety_margin_ms
+    )
     status: Literal["completed", "continue", "interrupted"]
     if result.stop_reason == "paused":
         status = "continue"
@@ -95,11 +97,20 @@ def run_slice(
     )
 
 
-def park_task_token(session_manager: SessionManager, job_id: str, task_token: str, interrupts: Any) -> None:
+def park_task_token(
+    session_manager: SessionManager, job_id: str, task_token: str, interrupts: Any
+) -> None:
     """Store the task token of a job waiting for human input where the API can find it."""
     keys.validate_id(job_id, "job_id")
-    record = {"job_id": job_id, "task_token": task_token, "interrupts": interrupts or [], "parked_at": time.time()}
+    record = {
+        "job_id": job_id,
+        "task_token": task_token,
+        "interrupts": interrupts or [],
+        "parked_at": time.time(),
+    }
     storage = session_manager.storage
     key = keys.job_token_key(job_id)
     current = storage.read(key)
-    storage.replace(key, json.dumps(record).encode(), expected_version=current.version if current else None)
+    storage.replace(
+        key, json.dumps(record).encode(), expected_version=current.version if current else None
+    )

@@ -31,8 +31,16 @@ from elsai.session.storage.base import StorageBackend
 from elsai.types import Message, tool_results, tool_uses
 
 Severity = Literal["error", "warning"]
-Action = Literal["resume_after_model", "resume_after_tools", "interrupt_responses", "messages_only", "cannot_load"]
-_AGENT_FILE = re.compile(r"agents/agent_([^/]+)/(agent\.json|checkpoint\.json|messages/message_(0|[1-9]\d*)\.json)")
+Action = Literal[
+    "resume_after_model",
+    "resume_after_tools",
+    "interrupt_responses",
+    "messages_only",
+    "cannot_load",
+]
+_AGENT_FILE = re.compile(
+    r"agents/agent_([^/]+)/(agent\.json|checkpoint\.json|messages/message_(0|[1-9]\d*)\.json)"
+)
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,11 @@ class NextInvoke:
 
 
 def load_session(
-    storage: StorageBackend, session_id: str, *, agent_id: str | None = None, last: int | None = None
+    storage: StorageBackend,
+    session_id: str,
+    *,
+    agent_id: str | None = None,
+    last: int | None = None,
 ) -> SessionSnapshot | None:
     """Read a session tolerantly (problems are collected, not raised); None if nothing is stored.
 
@@ -122,23 +134,38 @@ def load_session(
     wanted = [session_key, keys.multi_agent_key(session_id)]
     for agent in chosen:
         shown = agent.indices if last is None else agent.indices[-max(last, 1) :]
-        wanted += [keys.agent_key(session_id, agent.agent_id), keys.checkpoint_key(session_id, agent.agent_id)]
+        wanted += [
+            keys.agent_key(session_id, agent.agent_id),
+            keys.checkpoint_key(session_id, agent.agent_id),
+        ]
         wanted += [keys.message_key(session_id, agent.agent_id, i) for i in shown]
-    found = {k: (obj.data if obj else None) for k, obj in zip(wanted, storage.read_many(wanted), strict=True)}
+    found = {
+        k: (obj.data if obj else None)
+        for k, obj in zip(wanted, storage.read_many(wanted), strict=True)
+    }
 
     snap.record = read.record(SessionRecord, session_key, found[session_key])
     if snap.record and snap.record.session_id != session_id:
         read.problem(session_key, f"session_id is {snap.record.session_id!r}, not {session_id!r}")
     multi = found[keys.multi_agent_key(session_id)]
-    snap.multi_agent = read.json(keys.multi_agent_key(session_id), multi) if multi is not None else None
+    snap.multi_agent = (
+        read.json(keys.multi_agent_key(session_id), multi) if multi is not None else None
+    )
     for agent in chosen:
         aid = agent.agent_id
-        agent_key, bookmark_key = keys.agent_key(session_id, aid), keys.checkpoint_key(session_id, aid)
+        agent_key, bookmark_key = (
+            keys.agent_key(session_id, aid),
+            keys.checkpoint_key(session_id, aid),
+        )
         if found[agent_key] is None:
-            read.problem(agent_key, "agent.json is missing (the SDK rewrites it on the next load)", "warning")
+            read.problem(
+                agent_key, "agent.json is missing (the SDK rewrites it on the next load)", "warning"
+            )
         agent.record = read.record(AgentRecord, agent_key, found[agent_key])
         if agent.record and agent.record.agent_id != aid:
-            read.problem(agent_key, f"agent_id is {agent.record.agent_id!r} but the directory is agent_{aid}")
+            read.problem(
+                agent_key, f"agent_id is {agent.record.agent_id!r} but the directory is agent_{aid}"
+            )
         agent.bookmark = read.bookmark(bookmark_key, found[bookmark_key])
         for index in agent.indices:
             key = keys.message_key(session_id, aid, index)
@@ -178,8 +205,13 @@ def check_agent(storage: StorageBackend, session_id: str, agent: AgentSnapshot) 
 
     if not agent.contiguous:
         missing = sorted(set(range(agent.indices[-1] + 1)) - set(agent.indices))
-        names = ", ".join(f"message_{i}.json" for i in missing[:5]) + (" ..." if len(missing) > 5 else "")
-        error(file(missing[0]), f"gap in message numbering: missing {names}; the agent cannot be loaded")
+        names = ", ".join(f"message_{i}.json" for i in missing[:5]) + (
+            " ..." if len(missing) > 5 else ""
+        )
+        error(
+            file(missing[0]),
+            f"gap in message numbering: missing {names}; the agent cannot be loaded",
+        )
     msgs = agent.messages
     decision = next_invoke(agent)
     if agent.indices and agent.indices[0] == 0 and 0 in msgs and msgs[0].message["role"] != "user":
@@ -190,11 +222,17 @@ def check_agent(storage: StorageBackend, session_id: str, agent: AgentSnapshot) 
             continue
         message, before = current.message, msgs.get(i - 1)
         if before is not None and before.message["role"] == message["role"]:
-            error(file(i), f"roles do not alternate: message_{i - 1} and message_{i} are both {message['role']}")
+            error(
+                file(i),
+                f"roles do not alternate: message_{i - 1} and message_{i} are both {message['role']}",
+            )
         asked = {u["toolUseId"] for u in tool_uses(before.as_message())} if before else set()
         for result in tool_results(current.as_message()) if before is not None or i == 0 else []:
             if result["toolUseId"] not in asked:
-                error(file(i), f"toolResult {result['toolUseId']} answers no toolUse of the message before it")
+                error(
+                    file(i),
+                    f"toolResult {result['toolUseId']} answers no toolUse of the message before it",
+                )
         uses = tool_uses(current.as_message())
         if not uses:
             continue
@@ -203,11 +241,21 @@ def check_agent(storage: StorageBackend, session_id: str, agent: AgentSnapshot) 
             answered = {r["toolUseId"] for r in tool_results(after.as_message())}
             for use in uses:
                 if use["toolUseId"] not in answered:
-                    error(file(i), f"orphan toolUse {use['toolUseId']} ({use['name']}): message_{i + 1} has no toolResult for it")
-        elif i == agent.indices[-1] and decision.action not in ("resume_after_model", "interrupt_responses", "cannot_load"):
+                    error(
+                        file(i),
+                        f"orphan toolUse {use['toolUseId']} ({use['name']}): message_{i + 1} has no toolResult for it",
+                    )
+        elif i == agent.indices[-1] and decision.action not in (
+            "resume_after_model",
+            "interrupt_responses",
+            "cannot_load",
+        ):
             ids = ", ".join(f"{u['toolUseId']} ({u['name']})" for u in uses)
             why = "no toolResult follows and no active after_model bookmark covers it"
-            error(file(i), f"orphan toolUse {ids}: {why} (the next invoke answers it with an 'interrupted' error, not re-run)")
+            error(
+                file(i),
+                f"orphan toolUse {ids}: {why} (the next invoke answers it with an 'interrupted' error, not re-run)",
+            )
     out += _bookmark_problems(storage, session_id, agent)
     last = agent.last_message
     if agent.pending_interrupts and not (last and last["role"] == "assistant" and tool_uses(last)):
@@ -216,7 +264,9 @@ def check_agent(storage: StorageBackend, session_id: str, agent: AgentSnapshot) 
     return out
 
 
-def _bookmark_problems(storage: StorageBackend, session_id: str, agent: AgentSnapshot) -> list[Problem]:
+def _bookmark_problems(
+    storage: StorageBackend, session_id: str, agent: AgentSnapshot
+) -> list[Problem]:
     bookmark, stored = agent.bookmark, len(agent.indices)
     if bookmark is None or not agent.contiguous or (stored and agent.last_message is None):
         return []  # nothing to compare against, or the cause is already reported
@@ -225,7 +275,11 @@ def _bookmark_problems(storage: StorageBackend, session_id: str, agent: AgentSna
     if bookmark.agent_id != agent.agent_id:
         problem = f"bookmark agent_id is {bookmark.agent_id!r} but the directory is agent_{agent.agent_id}"
     elif not bookmark.is_active:
-        problem = f"completed bookmark counts {count} messages but only {stored} are stored" if count > stored else ""
+        problem = (
+            f"completed bookmark counts {count} messages but only {stored} are stored"
+            if count > stored
+            else ""
+        )
     elif count != stored:
         problem = f"active bookmark has message_count={count} but {stored} messages are stored (the resume gate will deny it)"
     else:
@@ -244,11 +298,15 @@ def next_invoke(agent: AgentSnapshot) -> NextInvoke:
     if not agent.contiguous:
         return NextInvoke("cannot_load", "cannot load: gaps in message numbering")
     if agent.unreadable:
-        return NextInvoke("cannot_load", f"cannot load: {agent.unreadable[0].rsplit('/', 1)[-1]} is unreadable")
+        return NextInvoke(
+            "cannot_load", f"cannot load: {agent.unreadable[0].rsplit('/', 1)[-1]} is unreadable"
+        )
     pending = agent.pending_interrupts
     if pending:
         asked = f"{len(pending)} interrupt response(s) ({', '.join(str(p.get('name')) for p in pending)})"
-        return NextInvoke("interrupt_responses", f"awaiting {asked}: invoke with interruptResponse blocks")
+        return NextInvoke(
+            "interrupt_responses", f"awaiting {asked}: invoke with interruptResponse blocks"
+        )
     last, bookmark = agent.last_message, agent.bookmark
     trailing = tool_uses(last) if last and last["role"] == "assistant" else []
     names = tuple(u["name"] for u in trailing)
@@ -268,7 +326,10 @@ def next_invoke(agent: AgentSnapshot) -> NextInvoke:
                 names,
             )
         if denial is None:
-            return NextInvoke("resume_after_tools", "resume after_tools: the new input is appended and the loop continues")
+            return NextInvoke(
+                "resume_after_tools",
+                "resume after_tools: the new input is appended and the loop continues",
+            )
         reason = f"gate would deny: {denial}"
     summary = f"messages-only continue ({reason})"
     if names:
@@ -290,7 +351,9 @@ def _valid_id(value: str) -> bool:
 def _explain(exc: BaseException) -> str:
     cause = exc.__cause__ if isinstance(exc.__cause__, ValidationError) else exc
     if isinstance(cause, ValidationError):
-        return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in cause.errors())
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in cause.errors()
+        )
     return str(cause)
 
 
@@ -349,7 +412,9 @@ class _Reader:
             return None
         message = record.message
         if record.message_id != index:
-            self.problem(key, f"message_id is {record.message_id} but the file is message_{index}.json")
+            self.problem(
+                key, f"message_id is {record.message_id} but the file is message_{index}.json"
+            )
         content = message.get("content")
         if message.get("role") not in ("user", "assistant"):
             self.fail(key, f"role is {message.get('role')!r}, not 'user' or 'assistant'")

@@ -22,9 +22,15 @@ def summarize_session(storage: StorageBackend, session_id: str) -> dict[str, Any
     if session is None:
         return None
     prefix = keys.agents_prefix(session_id)
-    agent_ids = sorted({k[len(prefix) :].split("/", 1)[0].removeprefix("agent_") for k in storage.list(prefix)})
+    agent_ids = sorted(
+        {k[len(prefix) :].split("/", 1)[0].removeprefix("agent_") for k in storage.list(prefix)}
+    )
     agents = [summarize_agent(storage, session_id, agent_id) for agent_id in agent_ids]
-    out: dict[str, Any] = {"session_id": session_id, "session": json.loads(session.data), "agents": agents}
+    out: dict[str, Any] = {
+        "session_id": session_id,
+        "session": json.loads(session.data),
+        "agents": agents,
+    }
     multi = storage.read(keys.multi_agent_key(session_id))
     if multi is not None:
         out["multi_agent"] = json.loads(multi.data)

@@ -1,14 +1,14 @@
 """The storage layout, in one place. Backends only move bytes under these keys.
 
-    session_<session_id>/
-      session.json
-      multi_agent.json                 # Graph/Swarm orchestrator cursor
-      agents/
-        agent_<agent_id>/
-          agent.json
-          checkpoint.json
-          messages/
-            message_<N>.json
+session_<session_id>/
+  session.json
+  multi_agent.json                 # Graph/Swarm orchestrator cursor
+  agents/
+    agent_<agent_id>/
+      agent.json
+      checkpoint.json
+      messages/
+        message_<N>.json
 """
 
 from __future__ import annotations

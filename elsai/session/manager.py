@@ -68,7 +68,9 @@ class SessionManager:
 
         self.ensure_session()
         return self.storage.replace(
-            keys.multi_agent_key(self.session_id), json.dumps(state, indent=1).encode(), expected_version=expected_version
+            keys.multi_agent_key(self.session_id),
+            json.dumps(state, indent=1).encode(),
+            expected_version=expected_version,
         )
 
     def __repr__(self) -> str:
@@ -78,7 +80,9 @@ class SessionManager:
 class FileSessionManager(SessionManager):
     """Sessions as files under `storage_dir` (atomic writes, exclusive creates)."""
 
-    def __init__(self, session_id: str, storage_dir: str | None = None, *, fsync: bool = True) -> None:
+    def __init__(
+        self, session_id: str, storage_dir: str | None = None, *, fsync: bool = True
+    ) -> None:
         """`fsync=False` trades power-loss durability for speed; see FileStorage."""
         import os
 
@@ -109,5 +113,8 @@ class S3SessionManager(SessionManager):
         self.bucket = bucket
         self.prefix = prefix
         super().__init__(
-            session_id, S3Storage(bucket=bucket, prefix=prefix, boto_session=boto_session, region_name=region_name)
+            session_id,
+            S3Storage(
+                bucket=bucket, prefix=prefix, boto_session=boto_session, region_name=region_name
+            ),
         )

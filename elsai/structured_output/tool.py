@@ -19,11 +19,15 @@ from elsai.types import ToolResult, ToolSpec, ToolUse
 class StructuredOutputTool(AgentTool):
     def __init__(self, output_model: type[BaseModel]) -> None:
         if not (isinstance(output_model, type) and issubclass(output_model, BaseModel)):
-            raise TypeError(f"structured_output_model must be a pydantic BaseModel subclass, got {output_model!r}")
+            raise TypeError(
+                f"structured_output_model must be a pydantic BaseModel subclass, got {output_model!r}"
+            )
         self.output_model = output_model
         self._name = re.sub(r"[^a-zA-Z0-9_-]", "_", output_model.__name__)[:64]
         schema = output_model.model_json_schema()
-        description = (output_model.__doc__ or "").strip() or f"Structured {output_model.__name__} output."
+        description = (
+            output_model.__doc__ or ""
+        ).strip() or f"Structured {output_model.__name__} output."
         self._spec: ToolSpec = {
             "name": self._name,
             "description": f"{description}\nCall this tool exactly once to give your final answer.",
@@ -45,9 +49,18 @@ class StructuredOutputTool(AgentTool):
             self.value = self.output_model.model_validate(tool_use.get("input"))
         except ValidationError as exc:
             self.failures += 1
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors())
-            return error_result(tool_use["toolUseId"], f"Invalid {self._name}: {problems}. Call the tool again with corrected input.")
-        return {"toolUseId": tool_use["toolUseId"], "status": "success", "content": [{"text": "Structured output recorded."}]}
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
+            )
+            return error_result(
+                tool_use["toolUseId"],
+                f"Invalid {self._name}: {problems}. Call the tool again with corrected input.",
+            )
+        return {
+            "toolUseId": tool_use["toolUseId"],
+            "status": "success",
+            "content": [{"text": "Structured output recorded."}],
+        }
 
     def forcing_prompt(self) -> dict[str, Any]:
         return {"text": f"Now call the {self._name} tool with your final answer."}

@@ -29,7 +29,9 @@ class ToolContext:
         pauses this tool (the invocation stops with stop_reason "interrupt")."""
         from elsai.interrupt.model import Interrupt
 
-        return self.agent._interrupts.raise_or_answer(Interrupt.for_tool(self.tool_use_id, name, reason))
+        return self.agent._interrupts.raise_or_answer(
+            Interrupt.for_tool(self.tool_use_id, name, reason)
+        )
 
     @property
     def idempotency_key(self) -> str:

@@ -43,4 +43,6 @@ def resolve_executor(value: ToolExecutor | str | None) -> ToolExecutor:
         return SequentialToolExecutor()
     if isinstance(value, ToolExecutor):
         return value
-    raise ValueError(f"tool_executor must be 'concurrent', 'sequential' or a ToolExecutor, got {value!r}")
+    raise ValueError(
+        f"tool_executor must be 'concurrent', 'sequential' or a ToolExecutor, got {value!r}"
+    )

@@ -37,7 +37,14 @@ class JobsApiMixin:
     def api(self, method: str, path: str, *, resource: str, body: Any = None, headers: dict[str, str] | None = None,
             path_parameters: dict[str, str] | None = None) -> tuple[int, Any]:  # fmt: skip
         """Call the real API handler with an API Gateway REST proxy event: (status, parsed body)."""
-        event = rest_proxy_event(method, path, resource=resource, body=body, headers=headers, path_parameters=path_parameters)
+        event = rest_proxy_event(
+            method,
+            path,
+            resource=resource,
+            body=body,
+            headers=headers,
+            path_parameters=path_parameters,
+        )
         response = self._api.handler(event, LocalLambdaContext("elsai-api", 29_000, 512))
         raw = response.get("body") or "null"
         try:
@@ -58,13 +65,24 @@ class JobsApiMixin:
         if session_id is not None:
             body["session_id"] = session_id
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else None
-        job = dict(self._ok(*self.api("POST", "/jobs", resource="/jobs", body=body, headers=headers)))
+        job = dict(
+            self._ok(*self.api("POST", "/jobs", resource="/jobs", body=body, headers=headers))
+        )
         self.progress.job_started(job, prompt)
         return job
 
     def job(self, job_id: str) -> dict[str, Any]:
         """GET /jobs/{job_id}."""
-        return dict(self._ok(*self.api("GET", f"/jobs/{job_id}", resource="/jobs/{job_id}", path_parameters={"job_id": job_id})))
+        return dict(
+            self._ok(
+                *self.api(
+                    "GET",
+                    f"/jobs/{job_id}",
+                    resource="/jobs/{job_id}",
+                    path_parameters={"job_id": job_id},
+                )
+            )
+        )
 
     def answer(self, job_id: str, responses: list[dict[str, Any]]) -> dict[str, Any]:
         """POST /jobs/{job_id}/responses with [{"interruptId", "response"}, ...]."""
@@ -114,17 +132,23 @@ class InspectMixin:
 
     def history(self, job_id: str) -> list[dict[str, Any]]:
         """The execution's Step Functions history events (moto's, which follow AWS's shape)."""
-        events = self.sfn.get_execution_history(executionArn=self.execution_arn(job_id), maxResults=1000)["events"]
+        events = self.sfn.get_execution_history(
+            executionArn=self.execution_arn(job_id), maxResults=1000
+        )["events"]
         return [dict(e) for e in events]
 
     def slices(self, job_id: str) -> list[InvocationRecord]:
-        return [r for r in self.invocations if r.info.job_id == job_id and r.info.action == "run_slice"]
+        return [
+            r for r in self.invocations if r.info.job_id == job_id and r.info.action == "run_slice"
+        ]
 
     def ledger(self) -> list[dict[str, Any]]:
         """Every tool run in every child (written by the child right after the tool returned)."""
         if not self.ledger_path.exists():
             return []
-        return [json.loads(line) for line in self.ledger_path.read_text().splitlines() if line.strip()]
+        return [
+            json.loads(line) for line in self.ledger_path.read_text().splitlines() if line.strip()
+        ]
 
     def session_files(self, session_id: str) -> Iterator[tuple[str, int]]:
         paginator = self.s3.get_paginator("list_objects_v2")
@@ -134,4 +158,3 @@ class InspectMixin:
 
     def read_json(self, key: str) -> Any:
         return json.loads(self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
-

@@ -60,7 +60,10 @@ class InvocationRecord:
 
     @property
     def killed(self) -> bool:
-        return self.error is not None and self.error.get("errorType") in ("Runtime.ExitError", "Sandbox.Timedout")
+        return self.error is not None and self.error.get("errorType") in (
+            "Runtime.ExitError",
+            "Sandbox.Timedout",
+        )
 
 
 def run_child(
@@ -97,7 +100,10 @@ def run_child(
         return
     if deadline.hit:
         message = f"Task timed out after {timeout_s:.2f} seconds"
-        record.error = {"errorType": "Sandbox.Timedout", "errorMessage": f"RequestId: {record.request_id} Error: {message}"}
+        record.error = {
+            "errorType": "Sandbox.Timedout",
+            "errorMessage": f"RequestId: {record.request_id} Error: {message}",
+        }
     elif (error := _error_line(record.stderr)) is not None:
         error["stackTrace"] = error.get("stackTrace", [])[-3:]  # keep the Cause short
         record.error = error
@@ -110,7 +116,13 @@ def run_child(
         }
 
 
-def _run_spawned(record: InvocationRecord, cwd: Path, env: dict[str, str], deadline: _Deadline, take: Callable[[str], None]) -> None:
+def _run_spawned(
+    record: InvocationRecord,
+    cwd: Path,
+    env: dict[str, str],
+    deadline: _Deadline,
+    take: Callable[[str], None],
+) -> None:
     with tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen(
             [sys.executable, "-m", "infra.local.lambda_child"], cwd=cwd, env=env, text=True,
@@ -166,7 +178,9 @@ def _run_forked(zygote: Zygote, record: InvocationRecord, cwd: Path, env: dict[s
         record.stderr = err.read_text() if err.exists() else ""
 
 
-def _take_line(record: InvocationRecord, line: str, on_child_event: Callable[[dict[str, Any]], None]) -> None:
+def _take_line(
+    record: InvocationRecord, line: str, on_child_event: Callable[[dict[str, Any]], None]
+) -> None:
     if line.startswith(RESULT_MARK):
         record.result = json.loads(line[len(RESULT_MARK) :])
     elif line.startswith(EVENT_MARK):

@@ -29,7 +29,9 @@ def _handle(event: dict[str, Any]) -> int:
 
     from infra.local.shapes import ERROR_MARK, EVENT_MARK, RESULT_MARK, LocalLambdaContext
 
-    sys.stdout.write(EVENT_MARK + json.dumps({"type": "handler_started"}) + "\n")  # the timeout starts now
+    sys.stdout.write(
+        EVENT_MARK + json.dumps({"type": "handler_started"}) + "\n"
+    )  # the timeout starts now
     sys.stdout.flush()
     context = LocalLambdaContext(
         os.environ.get("ELSAI_LOCAL_FUNCTION_NAME", "elsai-agent"),
@@ -40,7 +42,11 @@ def _handle(event: dict[str, Any]) -> int:
     try:
         result = agent_handler.handler(event, context)
     except Exception as exc:
-        error = {"errorType": type(exc).__name__, "errorMessage": str(exc), "stackTrace": traceback.format_exception(exc)}
+        error = {
+            "errorType": type(exc).__name__,
+            "errorMessage": str(exc),
+            "stackTrace": traceback.format_exception(exc),
+        }
         sys.stderr.write(ERROR_MARK + json.dumps(error) + "\n")
         sys.stderr.flush()
         return 1
@@ -53,7 +59,9 @@ def main() -> int:
     return _handle(json.load(sys.stdin))
 
 
-def run_forked(event: dict[str, Any], env: dict[str, str], cwd: str, out_path: str, err_path: str) -> None:
+def run_forked(
+    event: dict[str, Any], env: dict[str, str], cwd: str, out_path: str, err_path: str
+) -> None:
     """Entry point in a process forked from the preloading server: set up stdio, env, paths."""
     os.chdir(cwd)
     for fd, path in ((1, out_path), (2, err_path)):
@@ -63,7 +71,9 @@ def run_forked(event: dict[str, Any], env: dict[str, str], cwd: str, out_path: s
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     os.environ.clear()
     os.environ.update(env)
-    sys.path[:0] = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in sys.path]
+    sys.path[:0] = [
+        p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p not in sys.path
+    ]
     try:
         code = _handle(event)
     except BaseException:  # anything else is a runtime crash, as on Lambda

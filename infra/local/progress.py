@@ -29,15 +29,33 @@ class Progress:
         self._ended: set[str] = set()
         self._last_error: dict[str, str] = {}
 
-    def emit(self, kind: str, job_id: str, message: str, record: InvocationRecord | None = None, **data: Any) -> None:
-        event = LocalEvent(kind, job_id, message, record.info.slice if record else None, record.info.attempt if record else None, data)
+    def emit(
+        self,
+        kind: str,
+        job_id: str,
+        message: str,
+        record: InvocationRecord | None = None,
+        **data: Any,
+    ) -> None:
+        event = LocalEvent(
+            kind,
+            job_id,
+            message,
+            record.info.slice if record else None,
+            record.info.attempt if record else None,
+            data,
+        )
         with self._lock:
             self.events.append(event)
             if self.sink is not None:
                 self.sink(event)
 
     def job_started(self, job: dict[str, Any], prompt: str) -> None:
-        self.emit("job_started", job["job_id"], f"job {job['job_id']} started, session {job['session_id']}: {_short(prompt, 60)}")
+        self.emit(
+            "job_started",
+            job["job_id"],
+            f"job {job['job_id']} started, session {job['session_id']}: {_short(prompt, 60)}",
+        )
 
     def invocation_started(self, record: InvocationRecord) -> None:
         info = record.info
@@ -45,16 +63,39 @@ class Progress:
             return
         if info.attempt > 1:
             why = self._last_error.get(info.job_id, "an error")
-            self.emit("retry", info.job_id, f"Step Functions retries RunSlice after {why} (attempt {info.attempt})", record)
-        what = "with the prompt" if record.event.get("prompt") is not None else (
-            "with interrupt responses" if record.event.get("interrupt_responses") else "ids only")
+            self.emit(
+                "retry",
+                info.job_id,
+                f"Step Functions retries RunSlice after {why} (attempt {info.attempt})",
+                record,
+            )
+        what = (
+            "with the prompt"
+            if record.event.get("prompt") is not None
+            else (
+                "with interrupt responses"
+                if record.event.get("interrupt_responses")
+                else "ids only"
+            )
+        )
         fault = f"; fault planned: {record.fault.describe()}" if record.fault else ""
-        self.emit("slice_started", info.job_id, f"RunSlice invokes the agent Lambda ({what}){fault}", record)
+        self.emit(
+            "slice_started",
+            info.job_id,
+            f"RunSlice invokes the agent Lambda ({what}){fault}",
+            record,
+        )
 
     def child_event(self, record: InvocationRecord, data: dict[str, Any]) -> None:
         if data.get("type") == "tool":
             args = ", ".join(f"{k}={v!r}" for k, v in (data.get("input") or {}).items())
-            self.emit("tool", record.info.job_id, f"{data['name']}({args}) runs (tool call {data['n']} of this invocation)", record, **data)
+            self.emit(
+                "tool",
+                record.info.job_id,
+                f"{data['name']}({args}) runs (tool call {data['n']} of this invocation)",
+                record,
+                **data,
+            )
 
     def invocation_ended(self, record: InvocationRecord) -> None:
         info = record.info
@@ -66,16 +107,33 @@ class Progress:
                 message = f"Lambda process SIGKILLed inside tool call {killing['n']} ({killing['name']}): its side effect happened, its result was never saved -> {kind}"
                 self.emit("killed", info.job_id, message, record, error=kind)
             elif record.killed:
-                self.emit("killed", info.job_id, f"Lambda died: {kind}: {_short(record.error.get('errorMessage', ''))}", record, error=kind)
+                self.emit(
+                    "killed",
+                    info.job_id,
+                    f"Lambda died: {kind}: {_short(record.error.get('errorMessage', ''))}",
+                    record,
+                    error=kind,
+                )
             else:
-                self.emit("slice_failed", info.job_id, f"handler raised {kind}: {_short(record.error.get('errorMessage', ''))}", record, error=kind)
+                self.emit(
+                    "slice_failed",
+                    info.job_id,
+                    f"handler raised {kind}: {_short(record.error.get('errorMessage', ''))}",
+                    record,
+                    error=kind,
+                )
             return
         result = record.result or {}
         if info.action == "park":
             with self._lock:
                 self._parks[info.job_id] = self._parks.get(info.job_id, 0) + 1
             names = [i.get("name") for i in record.event.get("interrupts") or []]
-            self.emit("parked", info.job_id, f"waiting for input: task token parked for interrupts {names}", record)
+            self.emit(
+                "parked",
+                info.job_id,
+                f"waiting for input: task token parked for interrupts {names}",
+                record,
+            )
             return
         if result.get("resumed_from_checkpoint"):
             self.emit("resumed", info.job_id, f"resumed from {result.get('resume_position')} (checkpoint.json bookmark)", record,
@@ -102,4 +160,8 @@ class Progress:
             self.emit("completed", job["job_id"], f"execution SUCCEEDED: {_short(text, 80)}")
         else:
             error = job.get("error") or {}
-            self.emit("failed", job["job_id"], f"execution {job['status']}: {error.get('error')}: {_short(error.get('cause') or '', 200)}")
+            self.emit(
+                "failed",
+                job["job_id"],
+                f"execution {job['status']}: {error.get('error')}: {_short(error.get('cause') or '', 200)}",
+            )

@@ -38,7 +38,12 @@ from infra.local.zygote import Zygote
 AGENT_FUNCTION, API_FUNCTION = "elsai-agent", "elsai-api"
 BUCKET = "elsai-sessions-local"
 MOTO_CONFIG = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
-_ENDPOINT_VARS = ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL_SFN", "AWS_ENDPOINT_URL_LAMBDA")
+_ENDPOINT_VARS = (
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ENDPOINT_URL_SFN",
+    "AWS_ENDPOINT_URL_LAMBDA",
+)
 
 
 class LocalRuntime(JobsApiMixin, InspectMixin):
@@ -73,7 +78,9 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
     ) -> None:
         found = root or find_repo_root()
         if found is None:
-            raise RuntimeError("not inside an elsai repo checkout (no cdk.json + infra/ + lambdas/ above the current directory)")
+            raise RuntimeError(
+                "not inside an elsai repo checkout (no cdk.json + infra/ + lambdas/ above the current directory)"
+            )
         self.root = found
         self.agent_factory = agent_factory
         self.fast_retries = fast_retries
@@ -121,7 +128,10 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         self.ledger_path = Path(self._workdir.name) / "tool-ledger.jsonl"
         # No access-log line per request, and no engine traceback per failed state: the
         # runtime reports failures itself (events, GET /jobs).
-        for name, level in (("werkzeug", logging.ERROR), ("moto.stepfunctions.parser", logging.CRITICAL)):
+        for name, level in (
+            ("werkzeug", logging.ERROR),
+            ("moto.stepfunctions.parser", logging.CRITICAL),
+        ):
             logging.getLogger(name).setLevel(level)
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._server.start()
@@ -139,13 +149,25 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             "POWERTOOLS_METRICS_NAMESPACE": "elsai", "POWERTOOLS_DEV": None,
         })  # fmt: skip
         if self.preloaded:  # starts importing now, in parallel with the resource setup
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(self.root), str(self.root / "lambdas"), *self.pythonpath])}
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(
+                    [str(self.root), str(self.root / "lambdas"), *self.pythonpath]
+                ),
+            }
             self._zygote = Zygote(self.root, env)
         self._create_resources(template)
         self._original_invoke = LambdaSimpleBackend.__dict__["invoke"]
         runtime = self
 
-        def invoke(_backend: Any, function_name: str, qualifier: Any, body: Any, headers: Any, response_headers: dict[str, str]) -> bytes:
+        def invoke(
+            _backend: Any,
+            function_name: str,
+            qualifier: Any,
+            body: Any,
+            headers: Any,
+            response_headers: dict[str, str],
+        ) -> bytes:
             return runtime._invoke(function_name, body, response_headers)
 
         LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign,assignment]
@@ -204,8 +226,12 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         sfn, s3 = getattr(self, "sfn", None), getattr(self, "s3", None)
         arn = getattr(self, "state_machine_arn", None)
         if sfn is not None and arn is not None:
-            for execution in sfn.list_executions(stateMachineArn=arn, statusFilter="RUNNING")["executions"]:
-                sfn.stop_execution(executionArn=execution["executionArn"], error="LocalRuntimeClosed")
+            for execution in sfn.list_executions(stateMachineArn=arn, statusFilter="RUNNING")[
+                "executions"
+            ]:
+                sfn.stop_execution(
+                    executionArn=execution["executionArn"], error="LocalRuntimeClosed"
+                )
             sfn.delete_state_machine(stateMachineArn=arn)
         if s3 is not None:
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket):
@@ -234,7 +260,9 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         role = iam.create_role(RoleName=self._role, AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         zipped = io.BytesIO()
         with zipfile.ZipFile(zipped, "w") as archive:
-            archive.writestr("agent_handler.py", "# the real code runs in a child process; see infra/local\n")
+            archive.writestr(
+                "agent_handler.py", "# the real code runs in a child process; see infra/local\n"
+            )
         self._functions: list[str] = []
         self.agent_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{AGENT_FUNCTION}"
         definition = state_machine_definition(template, {"AgentFunction": self.agent_arn})
@@ -253,7 +281,10 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         _, agent_props = resource(template, "AWS::Lambda::Function", "AgentFunction")
         self.template_timeout_s = float(agent_props.get("Timeout", 900))
         self.memory_mb = int(agent_props.get("MemorySize", 1024))
-        for name, handler, env in ((AGENT_FUNCTION, "agent_handler.handler", self.agent_env), (API_FUNCTION, "api_handler.handler", self.api_env)):
+        for name, handler, env in (
+            (AGENT_FUNCTION, "agent_handler.handler", self.agent_env),
+            (API_FUNCTION, "api_handler.handler", self.api_env),
+        ):
             lam.create_function(
                 FunctionName=name, Runtime="python3.12", Role=role, Handler=handler, Code={"ZipFile": zipped.getvalue()},
                 Timeout=int(self.template_timeout_s), Environment={"Variables": env},
@@ -267,11 +298,17 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
         if name != AGENT_FUNCTION:
             response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps({"errorType": "ResourceNotFound", "errorMessage": f"no local function {name!r}"}).encode()
+            return json.dumps(
+                {"errorType": "ResourceNotFound", "errorMessage": f"no local function {name!r}"}
+            ).encode()
         event = json.loads(body)
         info = self._info(event)
         fault = self.faults(info) if self.faults else None
-        timeout_s = (fault.timeout_seconds if fault and fault.timeout_seconds is not None else None) or self.function_timeout_s or self.template_timeout_s
+        timeout_s = (
+            (fault.timeout_seconds if fault and fault.timeout_seconds is not None else None)
+            or self.function_timeout_s
+            or self.template_timeout_s
+        )
         record = InvocationRecord(info=info, event=event, fault=fault, request_id=str(uuid.uuid4()))
         with self._lock:
             self.invocations.append(record)
@@ -279,8 +316,13 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         try:
             run_child(record, cwd=self.root, env=self._child_env(record, timeout_s), timeout_s=timeout_s,
                       on_child_event=lambda data: self.progress.child_event(record, data), zygote=self._zygote)  # fmt: skip
-        except Exception as exc:  # a bug of this runtime, not of the handler: say so in the error name
-            record.error = {"errorType": "LocalRuntimeError", "errorMessage": f"{type(exc).__name__}: {exc}"}
+        except (
+            Exception
+        ) as exc:  # a bug of this runtime, not of the handler: say so in the error name
+            record.error = {
+                "errorType": "LocalRuntimeError",
+                "errorMessage": f"{type(exc).__name__}: {exc}",
+            }
         self.progress.invocation_ended(record)
         if record.error is not None:
             response_headers["x-amz-function-error"] = "Unhandled"
@@ -296,7 +338,15 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             key = (job_id, action, slice_no)
             self._attempts[key] = attempt = self._attempts.get(key, 0) + 1
         runs = sum(1 for line in self.ledger() if line.get("job_id") == job_id)
-        return InvocationInfo(job_id, str(event.get("session_id", "")), str(event.get("agent_id", "")), action, slice_no, attempt, runs)
+        return InvocationInfo(
+            job_id,
+            str(event.get("session_id", "")),
+            str(event.get("agent_id", "")),
+            action,
+            slice_no,
+            attempt,
+            runs,
+        )
 
     def _child_env(self, record: InvocationRecord, timeout_s: float) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _ENDPOINT_VARS}

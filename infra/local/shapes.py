@@ -26,7 +26,13 @@ class LocalLambdaContext:
     init phase (imports) is not part of the function timeout.
     """
 
-    def __init__(self, function_name: str, timeout_ms: int, memory_mb: int = 1024, request_id: str | None = None) -> None:
+    def __init__(
+        self,
+        function_name: str,
+        timeout_ms: int,
+        memory_mb: int = 1024,
+        request_id: str | None = None,
+    ) -> None:
         self.function_name = function_name
         self.function_version = "$LATEST"
         self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function_name}"
@@ -72,7 +78,11 @@ def rest_proxy_event(
             "requestId": request_id,
             "requestTimeEpoch": int(time.time() * 1000),
             "protocol": "HTTP/1.1",
-            "identity": {"sourceIp": "127.0.0.1", "userArn": f"arn:aws:iam::{ACCOUNT}:user/local", "userAgent": "elsai-local"},
+            "identity": {
+                "sourceIp": "127.0.0.1",
+                "userArn": f"arn:aws:iam::{ACCOUNT}:user/local",
+                "userAgent": "elsai-local",
+            },
         },
         "body": None if body is None else (body if isinstance(body, str) else json.dumps(body)),
         "isBase64Encoded": False,

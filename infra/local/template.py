@@ -27,7 +27,11 @@ _SYNTH = (
 
 def template_hash(root: Path) -> str:
     digest = hashlib.sha256()
-    files = [p for p in sorted((root / "infra").rglob("*.py")) if "local" not in p.relative_to(root / "infra").parts]
+    files = [
+        p
+        for p in sorted((root / "infra").rglob("*.py"))
+        if "local" not in p.relative_to(root / "infra").parts
+    ]
     files += sorted((root / "lambdas").glob("*.py")) + [root / "cdk.json"]
     for path in files:
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -40,7 +44,14 @@ def load_template(root: Path, *, timeout: float = 600) -> dict[str, Any]:
     if cache.exists():
         return dict(json.loads(cache.read_text()))
     env = {**os.environ, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}
-    proc = subprocess.run([sys.executable, "-c", _SYNTH], cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-c", _SYNTH],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"cdk synthesis failed:\n{proc.stderr.strip()[-4000:]}")
     template: dict[str, Any] = json.loads(proc.stdout)
@@ -53,13 +64,19 @@ def load_template(root: Path, *, timeout: float = 600) -> dict[str, Any]:
 
 def resource(template: dict[str, Any], type_name: str, prefix: str) -> tuple[str, dict[str, Any]]:
     """(logical id, properties) of the one resource of `type_name` whose id starts with `prefix`."""
-    found = [(k, v.get("Properties", {})) for k, v in template["Resources"].items() if v["Type"] == type_name and k.startswith(prefix)]
+    found = [
+        (k, v.get("Properties", {}))
+        for k, v in template["Resources"].items()
+        if v["Type"] == type_name and k.startswith(prefix)
+    ]
     if len(found) != 1:
         raise ValueError(f"expected one {type_name} named {prefix}*, found {[k for k, _ in found]}")
     return found[0]
 
 
-def function_environment(template: dict[str, Any], prefix: str, refs: dict[str, str]) -> dict[str, str]:
+def function_environment(
+    template: dict[str, Any], prefix: str, refs: dict[str, str]
+) -> dict[str, str]:
     """A function's environment variables with `Ref`s resolved through `refs` (logical-id prefix -> value)."""
     _, props = resource(template, "AWS::Lambda::Function", prefix)
     out: dict[str, str] = {}

@@ -58,7 +58,13 @@ def _serve() -> None:
                     null = os.open(os.devnull, os.O_RDONLY)
                     os.dup2(null, 0)
                     try:
-                        run_forked(request["event"], request["env"], request["cwd"], request["out"], request["err"])
+                        run_forked(
+                            request["event"],
+                            request["env"],
+                            request["cwd"],
+                            request["out"],
+                            request["err"],
+                        )
                     finally:
                         os._exit(3)
                 children[pid], by_id[request["id"]] = request["id"], pid
@@ -104,15 +110,28 @@ class Zygote:
         with self._lock:
             self._proc.stdin.write((json.dumps(message) + "\n").encode())
 
-    def start(self, event: dict[str, Any], env: dict[str, str], cwd: Path, out: Path, err: Path) -> int:
+    def start(
+        self, event: dict[str, Any], env: dict[str, str], cwd: Path, out: Path, err: Path
+    ) -> int:
         """Fork one child; returns a handle for `wait` and `kill`."""
         if not self._ready.wait(120):
-            raise RuntimeError(f"the local fork server did not start (exit code {self._proc.poll()})")
+            raise RuntimeError(
+                f"the local fork server did not start (exit code {self._proc.poll()})"
+            )
         with self._lock:
             self._next += 1
             handle = self._next
             self._exits[handle] = (threading.Event(), [])
-        self._send({"id": handle, "event": event, "env": env, "cwd": str(cwd), "out": str(out), "err": str(err)})
+        self._send(
+            {
+                "id": handle,
+                "event": event,
+                "env": env,
+                "cwd": str(cwd),
+                "out": str(out),
+                "err": str(err),
+            }
+        )
         return handle
 
     def wait(self, handle: int, timeout: float | None = None) -> int | None:

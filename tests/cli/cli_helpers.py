@@ -30,7 +30,10 @@ class Crash(BaseException):
 
 def call(*uses: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
     """An assistant message asking for tools: call(("t1", "get_weather", {"city": "Paris"}))."""
-    return {"role": "assistant", "content": [{"toolUse": {"toolUseId": i, "name": n, "input": x}} for i, n, x in uses]}
+    return {
+        "role": "assistant",
+        "content": [{"toolUse": {"toolUseId": i, "name": n, "input": x}} for i, n, x in uses],
+    }
 
 
 @tool
@@ -75,7 +78,8 @@ def agent(
         tools=tools or [get_weather, approve],
         config=AgentConfig(
             agent_id=agent_id,
-            session_manager=manager or FileSessionManager(session_id=session_id, storage_dir=str(store)),
+            session_manager=manager
+            or FileSessionManager(session_id=session_id, storage_dir=str(store)),
             checkpoint=CheckpointConfig(position=position) if position else None,  # type: ignore[arg-type]
         ),
     )
@@ -95,7 +99,9 @@ def run_crashed(store: Path | None, session_id: str = "crashed", **kwargs: Any) 
     """The tool dies mid-cycle: messages [user, assistant toolUse] and, with checkpoints,
     an active after_model bookmark."""
     try:
-        agent(store, session_id, [call(("t1", "get_weather", {"city": "Atlantis"}))], **kwargs)("Weather in Atlantis?")
+        agent(store, session_id, [call(("t1", "get_weather", {"city": "Atlantis"}))], **kwargs)(
+            "Weather in Atlantis?"
+        )
     except Crash:
         return
     raise AssertionError("the tool should have crashed the run")
@@ -121,7 +127,9 @@ def cli_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**env, **(extra or {})}
 
 
-def elsai(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def elsai(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
     """Run `python -m elsai.cli ARGS` the way a user runs `elsai ARGS`, output piped."""
     return subprocess.run(
         [sys.executable, "-m", "elsai.cli", *args],

@@ -25,9 +25,18 @@ def store(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("session", "summary"),
     [
-        ("clean", "6 message(s), bookmark after_tools#1 completed; next: messages-only continue (bookmark completed)"),
-        ("crashed", "2 message(s), bookmark after_model#0 active; next: resume after_model: 1 pending tool"),
-        ("hitl", "2 message(s), bookmark after_model#0 active; next: awaiting 1 interrupt response(s)"),
+        (
+            "clean",
+            "6 message(s), bookmark after_tools#1 completed; next: messages-only continue (bookmark completed)",
+        ),
+        (
+            "crashed",
+            "2 message(s), bookmark after_model#0 active; next: resume after_model: 1 pending tool",
+        ),
+        (
+            "hitl",
+            "2 message(s), bookmark after_model#0 active; next: awaiting 1 interrupt response(s)",
+        ),
     ],
 )
 def test_sound_sessions_pass(store: Path, session: str, summary: str) -> None:
@@ -45,7 +54,9 @@ def damage_gap(store: Path) -> None:
 
 
 def damage_checkpoint_json(store: Path) -> None:
-    (agent_dir(store, "crashed") / "checkpoint.json").write_text('{"position": "after_model", "cycle_')
+    (agent_dir(store, "crashed") / "checkpoint.json").write_text(
+        '{"position": "after_model", "cycle_'
+    )
 
 
 def damage_count(store: Path) -> None:
@@ -57,12 +68,16 @@ def damage_orphan(store: Path) -> None:
     (agent_dir(store, "clean") / "checkpoint.json").unlink()
     edit_json(
         agent_dir(store, "clean") / "messages" / "message_5.json",
-        lambda m: m["message"]["content"].append({"toolUse": {"toolUseId": "zz", "name": "get_weather", "input": {}}}),
+        lambda m: m["message"]["content"].append(
+            {"toolUse": {"toolUseId": "zz", "name": "get_weather", "input": {}}}
+        ),
     )
 
 
 def damage_schema(store: Path) -> None:
-    edit_json(agent_dir(store, "crashed") / "checkpoint.json", lambda b: b.update(schema_version="2.0"))
+    edit_json(
+        agent_dir(store, "crashed") / "checkpoint.json", lambda b: b.update(schema_version="2.0")
+    )
 
 
 def damage_unknown_file(store: Path) -> None:
@@ -70,7 +85,10 @@ def damage_unknown_file(store: Path) -> None:
 
 
 def damage_roles(store: Path) -> None:
-    edit_json(agent_dir(store, "clean") / "messages" / "message_3.json", lambda m: m["message"].update(role="user"))
+    edit_json(
+        agent_dir(store, "clean") / "messages" / "message_3.json",
+        lambda m: m["message"].update(role="user"),
+    )
 
 
 def damage_result_without_use(store: Path) -> None:
@@ -85,19 +103,51 @@ def damage_message_json(store: Path) -> None:
 @pytest.mark.parametrize(
     ("damage", "session", "file", "expected"),
     [
-        (damage_gap, "clean", "messages/message_2.json", ["gap in message numbering: missing message_2.json"]),
+        (
+            damage_gap,
+            "clean",
+            "messages/message_2.json",
+            ["gap in message numbering: missing message_2.json"],
+        ),
         (damage_checkpoint_json, "crashed", "checkpoint.json", ["corrupt JSON: "]),
         (
             damage_count,
             "crashed",
             "checkpoint.json",
-            ["active bookmark has message_count=9 but 2 messages are stored (the resume gate will deny it)"],
+            [
+                "active bookmark has message_count=9 but 2 messages are stored (the resume gate will deny it)"
+            ],
         ),
-        (damage_orphan, "clean", "messages/message_5.json", ["orphan toolUse zz (get_weather): no toolResult follows"]),
-        (damage_schema, "crashed", "checkpoint.json", ["unknown schema_version '2.0' (this SDK reads '1.0')"]),
-        (damage_unknown_file, "clean", "messages/notes.txt", ["unknown file in the session layout"]),
-        (damage_roles, "clean", "messages/message_4.json", ["roles do not alternate: message_3 and message_4 are both user"]),
-        (damage_result_without_use, "clean", "messages/message_1.json", ["orphan toolUse t1 (get_weather): message_2 has no toolResult"]),
+        (
+            damage_orphan,
+            "clean",
+            "messages/message_5.json",
+            ["orphan toolUse zz (get_weather): no toolResult follows"],
+        ),
+        (
+            damage_schema,
+            "crashed",
+            "checkpoint.json",
+            ["unknown schema_version '2.0' (this SDK reads '1.0')"],
+        ),
+        (
+            damage_unknown_file,
+            "clean",
+            "messages/notes.txt",
+            ["unknown file in the session layout"],
+        ),
+        (
+            damage_roles,
+            "clean",
+            "messages/message_4.json",
+            ["roles do not alternate: message_3 and message_4 are both user"],
+        ),
+        (
+            damage_result_without_use,
+            "clean",
+            "messages/message_1.json",
+            ["orphan toolUse t1 (get_weather): message_2 has no toolResult"],
+        ),
         (damage_message_json, "clean", "messages/message_4.json", ["corrupt JSON: "]),
     ],
 )
@@ -109,8 +159,12 @@ def test_damage_is_reported_precisely(
     assert out.returncode == 1, out.stdout
     path = str(agent_dir(store, session) / file)
     blocks = out.stdout.split("\n")
-    reported = [(blocks[i].split(None, 1)[1], blocks[i + 1].strip()) for i in range(0, len(blocks) - 2, 2)]
-    assert any(where == path and all(e in what for e in expected) for where, what in reported), out.stdout
+    reported = [
+        (blocks[i].split(None, 1)[1], blocks[i + 1].strip()) for i in range(0, len(blocks) - 2, 2)
+    ]
+    assert any(where == path and all(e in what for e in expected) for where, what in reported), (
+        out.stdout
+    )
     assert blocks[-2].startswith(f"FAILED  session {session}: ")
 
 
@@ -126,7 +180,10 @@ def test_crash_without_checkpoints_leaves_an_orphan(tmp_path: Path) -> None:
     run_crashed(tmp_path, "bare", position=None)
     out = sessions(tmp_path, "check", "bare")
     assert out.returncode == 1
-    assert "orphan toolUse t1 (get_weather): no toolResult follows and no active after_model bookmark" in out.stdout
+    assert (
+        "orphan toolUse t1 (get_weather): no toolResult follows and no active after_model bookmark"
+        in out.stdout
+    )
     assert "answers it with an 'interrupted' error" in out.stdout
 
 
@@ -134,7 +191,10 @@ def test_check_json(store: Path) -> None:
     damage_count(store)
     report = json.loads(sessions(store, "check", "crashed", "--json").stdout)
     assert report["ok"] is False and report["errors"] == 2 and report["warnings"] == 0
-    assert {p["path"].rsplit("/", 1)[-1] for p in report["problems"]} == {"checkpoint.json", "message_1.json"}
+    assert {p["path"].rsplit("/", 1)[-1] for p in report["problems"]} == {
+        "checkpoint.json",
+        "message_1.json",
+    }
     assert json.loads(sessions(store, "check", "clean", "--json").stdout)["ok"] is True
 
 

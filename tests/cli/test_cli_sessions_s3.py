@@ -70,10 +70,14 @@ def test_ls_show_check_over_s3(bucket: str, aws: dict[str, str]) -> None:
 
     for session in ("clean", "crashed"):
         check = elsai("sessions", "check", session, "--s3", url, env=aws)
-        assert check.returncode == 0 and check.stdout.startswith(f"ok  session {session}"), check.stdout
+        assert check.returncode == 0 and check.stdout.startswith(f"ok  session {session}"), (
+            check.stdout
+        )
 
 
-def test_check_names_the_s3_object_and_missing_sessions_exit_2(bucket: str, aws: dict[str, str]) -> None:
+def test_check_names_the_s3_object_and_missing_sessions_exit_2(
+    bucket: str, aws: dict[str, str]
+) -> None:
     import boto3
 
     run_crashed(None, "crashed", manager=s3_manager(bucket, "crashed"))

@@ -99,12 +99,20 @@ def test_show_explains_a_gate_denial_and_the_sdk_agrees(store: Path) -> None:
 
 def test_show_pending_interrupt(store: Path) -> None:
     text = sessions(store, "show", "hitl").stdout
-    assert "interrupt    pending approve_transfer (interrupt-" in text and 'reason {"amount": 500}' in text
+    assert (
+        "interrupt    pending approve_transfer (interrupt-" in text
+        and 'reason {"amount": 500}' in text
+    )
     assert "awaiting 1 interrupt response(s) (approve_transfer)" in text
 
 
 def test_show_last_n_and_agent_filter(store: Path) -> None:
-    agent(store, "clean", [call(("x1", "get_weather", {"city": "Oslo"})), "Oslo too."], agent_id="helper")("Oslo?")
+    agent(
+        store,
+        "clean",
+        [call(("x1", "get_weather", {"city": "Oslo"})), "Oslo too."],
+        agent_id="helper",
+    )("Oslo?")
     both = sessions(store, "show", "clean").stdout
     assert "agent worker" in both and "agent helper" in both
     only = sessions(store, "show", "clean", "--agent", "helper", "--last", "2").stdout
@@ -113,7 +121,13 @@ def test_show_last_n_and_agent_filter(store: Path) -> None:
 
 
 def test_show_json_parses_and_carries_bytes_as_stored(store: Path) -> None:
-    image = {"role": "user", "content": [{"text": "look"}, {"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}]}
+    image = {
+        "role": "user",
+        "content": [
+            {"text": "look"},
+            {"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}},
+        ],
+    }
     agent(store, "img", ["A tiny image."], position=None)(image["content"])
     data = json.loads(sessions(store, "show", "img", "--json").stdout)
     first = data["agents"][0]["messages"][0]["message"]
@@ -126,7 +140,9 @@ def test_errors_are_one_line_with_exit_codes(store: Path, tmp_path: Path) -> Non
     assert missing.returncode == 2 and missing.stderr == f"elsai: no session nope in {store}\n"
     assert missing.stdout == ""
     agentless = sessions(store, "show", "clean", "--agent", "ghost")
-    assert agentless.returncode == 2 and agentless.stderr.startswith("elsai: no agent ghost in session clean")
+    assert agentless.returncode == 2 and agentless.stderr.startswith(
+        "elsai: no agent ghost in session clean"
+    )
     bad_id = sessions(store, "check", "../etc")
     assert bad_id.returncode == 2 and len(bad_id.stderr.splitlines()) == 1
     no_store = sessions(tmp_path / "absent", "ls")
@@ -134,7 +150,10 @@ def test_errors_are_one_line_with_exit_codes(store: Path, tmp_path: Path) -> Non
     both = elsai("sessions", "ls", "--storage-dir", str(store), "--s3", "s3://b/p")
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
     bad_url = elsai("sessions", "ls", "--s3", "bucket/p")
-    assert bad_url.returncode == 2 and bad_url.stderr == "elsai: --s3 expects s3://bucket[/prefix], got 'bucket/p'\n"
+    assert (
+        bad_url.returncode == 2
+        and bad_url.stderr == "elsai: --s3 expects s3://bucket[/prefix], got 'bucket/p'\n"
+    )
 
 
 def test_default_store_and_options_before_the_subcommand(store: Path) -> None:
@@ -147,7 +166,9 @@ def test_default_store_and_options_before_the_subcommand(store: Path) -> None:
 def run_on_tty(args: list[str], env: dict[str, str]) -> str:
     """Run the command with a pseudo-terminal as stdout, as in an interactive shell."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "elsai.cli", *args], stdout=follower, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "elsai.cli", *args], stdout=follower, stderr=subprocess.PIPE, env=env
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -172,7 +193,12 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(store: Path) -> None:
 
 
 def test_long_text_is_clipped_to_the_terminal_but_not_when_piped(store: Path) -> None:
-    agent(store, "long", ["word " * 200 + "\n" + "\n".join(f"line {i}" for i in range(40))], position=None)("talk")
+    agent(
+        store,
+        "long",
+        ["word " * 200 + "\n" + "\n".join(f"line {i}" for i in range(40))],
+        position=None,
+    )("talk")
     args = ["sessions", "show", "long", "--storage-dir", str(store)]
     on_tty = run_on_tty(args, cli_env({"COLUMNS": "60", "LINES": "20"}))
     assert all(len(line) <= 60 for line in on_tty.splitlines() if ANSI not in line)

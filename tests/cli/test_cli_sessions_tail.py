@@ -25,7 +25,16 @@ from cli_helpers import (
 
 def test_tail_prints_messages_and_bookmarks_as_another_process_writes(tmp_path: Path) -> None:
     run_clean(tmp_path)  # a finished first turn: 6 messages, completed bookmark
-    proc = start_tail("clean", "--storage-dir", str(tmp_path), "--last", "1", "--timeout", "30", "--until-complete")
+    proc = start_tail(
+        "clean",
+        "--storage-dir",
+        str(tmp_path),
+        "--last",
+        "1",
+        "--timeout",
+        "30",
+        "--until-complete",
+    )
     script = [call(("t3", "get_weather", {"city": "Oslo"})), "Oslo is sunny too."]
     agent(tmp_path, "clean", script)("And Oslo?")
     code, out, err = finish(proc)
@@ -37,14 +46,22 @@ def test_tail_prints_messages_and_bookmarks_as_another_process_writes(tmp_path: 
     assert '→ get_weather({"city": "Oslo"})  id=t3' in new
     assert "← t3 success: Sunny, 72F in Oslo" in new
     assert "worker [9] assistant" in new and "Oslo is sunny too." in new
-    assert new.rstrip().splitlines()[-1].startswith("worker bookmark after_tools · cycle 0 · message_count 10 · completed")
+    assert (
+        new.rstrip()
+        .splitlines()[-1]
+        .startswith("worker bookmark after_tools · cycle 0 · message_count 10 · completed")
+    )
 
 
 def test_tail_timeout_exits_quietly_and_until_complete_fails_on_timeout(tmp_path: Path) -> None:
     run_clean(tmp_path)
     code, out, _ = finish(start_tail("clean", "--storage-dir", str(tmp_path), "--timeout", "0.3"))
-    assert code == 0 and "worker [5] assistant" in out and "worker [0] user" not in out  # default --last 5
-    code, _, err = finish(start_tail("clean", "--storage-dir", str(tmp_path), "--timeout", "0.3", "--until-complete"))
+    assert (
+        code == 0 and "worker [5] assistant" in out and "worker [0] user" not in out
+    )  # default --last 5
+    code, _, err = finish(
+        start_tail("clean", "--storage-dir", str(tmp_path), "--timeout", "0.3", "--until-complete")
+    )
     assert code == 1 and err == "elsai: timed out after 0.3s before a bookmark was completed\n"
     missing = sessions(tmp_path, "tail", "nope", "--timeout", "1")
     assert missing.returncode == 2 and missing.stderr == f"elsai: no session nope in {tmp_path}\n"
@@ -59,7 +76,17 @@ def test_tail_json_shows_a_merged_message_being_rewritten(tmp_path: Path) -> Non
 
     with pytest.raises(Crash):
         agent(tmp_path, "job", [call(("t1", "get_weather", {"city": "Paris"})), die])("Paris?")
-    proc = start_tail("job", "--storage-dir", str(tmp_path), "--json", "--last", "0", "--timeout", "30", "--until-complete")
+    proc = start_tail(
+        "job",
+        "--storage-dir",
+        str(tmp_path),
+        "--json",
+        "--last",
+        "0",
+        "--timeout",
+        "30",
+        "--until-complete",
+    )
     result = agent(tmp_path, "job", ["Paris is sunny."], tools=recovered_tools())("continue")
     assert result.resume_position == "after_tools"
     code, out, err = finish(proc)
@@ -71,13 +98,30 @@ def test_tail_json_shows_a_merged_message_being_rewritten(tmp_path: Path) -> Non
     kinds = [(e["event"], e.get("index")) for e in events if e["event"].startswith("message")]
     assert kinds == [("message_updated", 2), ("message", 3)]  # --last 0: nothing stored is shown
     assert events[0] == {"event": "skipped", "agent_id": "worker", "count": 3}
-    assert events[-1]["event"] == "bookmark" and events[-1]["checkpoint"]["execution_status"] == "completed"
+    assert (
+        events[-1]["event"] == "bookmark"
+        and events[-1]["checkpoint"]["execution_status"] == "completed"
+    )
 
 
 def test_tail_wait_follows_a_session_that_does_not_exist_yet(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "elsai.cli", "sessions", "tail", "later", "--storage-dir", str(tmp_path),
-         "--wait", "--interval", "0.05", "--timeout", "30", "--until-complete"],
+        [
+            sys.executable,
+            "-m",
+            "elsai.cli",
+            "sessions",
+            "tail",
+            "later",
+            "--storage-dir",
+            str(tmp_path),
+            "--wait",
+            "--interval",
+            "0.05",
+            "--timeout",
+            "30",
+            "--until-complete",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -29,10 +29,14 @@ def assert_valid_transcript(messages: list[Message], *, allow_pending: bool = Fa
     answered (by id, in order) in the next user message and no toolResult is unanswered."""
     assert messages, "empty transcript"
     assert messages[0]["role"] == "user", messages[0]
-    assert not results_of(messages[0]), f"first message answers a toolUse that is gone: {messages[0]}"
+    assert not results_of(messages[0]), (
+        f"first message answers a toolUse that is gone: {messages[0]}"
+    )
     for i, message in enumerate(messages):
         expected = "user" if i % 2 == 0 else "assistant"
-        assert message["role"] == expected, f"message {i} has role {message['role']}, expected {expected}"
+        assert message["role"] == expected, (
+            f"message {i} has role {message['role']}, expected {expected}"
+        )
         assert message["content"], f"message {i} has no content"
         if message["role"] == "assistant":
             uses = uses_of(message)

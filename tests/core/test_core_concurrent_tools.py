@@ -61,7 +61,9 @@ def batch_script() -> list[Any]:
     ]
 
 
-def run_batch(config: AgentConfig | None) -> tuple[Agent, ScriptedModel, Timeline, float, list[str]]:
+def run_batch(
+    config: AgentConfig | None,
+) -> tuple[Agent, ScriptedModel, Timeline, float, list[str]]:
     timeline = Timeline()
     model = ScriptedModel(batch_script())
     agent = Agent(model=model, tools=make_tools(timeline), config=config)
@@ -91,7 +93,11 @@ def test_tools_of_one_message_overlap_in_time_and_results_keep_request_order() -
     # ... but the model sees the results in the order it asked for them.
     results = last_request_results(model)
     assert [r["toolUseId"] for r in results] == ["c1", "c2", "c3"]
-    assert [r["content"] for r in results] == [[{"text": "async c1"}], [{"text": "sync c2"}], [{"text": "sync c3"}]]
+    assert [r["content"] for r in results] == [
+        [{"text": "async c1"}],
+        [{"text": "sync c2"}],
+        [{"text": "sync c3"}],
+    ]
     assert_valid_transcript(agent.messages)
 
 
@@ -110,7 +116,9 @@ def test_sequential_executor_runs_one_call_at_a_time_in_request_order() -> None:
 def test_executor_config_values() -> None:
     assert isinstance(Agent(model=ScriptedModel([])).tool_executor, ConcurrentToolExecutor)
     assert isinstance(
-        Agent(model=ScriptedModel([]), config=AgentConfig(tool_executor="sequential")).tool_executor,
+        Agent(
+            model=ScriptedModel([]), config=AgentConfig(tool_executor="sequential")
+        ).tool_executor,
         SequentialToolExecutor,
     )
     with pytest.raises(ValueError, match="tool_executor"):
@@ -137,7 +145,9 @@ def test_custom_executor_decides_scheduling_and_results_are_still_ordered() -> N
         return x
 
     executor = ReversedExecutor()
-    model = ScriptedModel([assistant(*(tool_use(f"e{i}", "echo", {"x": i}) for i in range(4))), "ok"])
+    model = ScriptedModel(
+        [assistant(*(tool_use(f"e{i}", "echo", {"x": i}) for i in range(4))), "ok"]
+    )
     Agent(model=model, tools=[echo], config=AgentConfig(tool_executor=executor))("go")
     assert executor.order == ["e3", "e2", "e1", "e0"]
     results = last_request_results(model)
@@ -152,7 +162,9 @@ def test_many_concurrent_async_calls_keep_order() -> None:
         await asyncio.sleep(0.001 * (20 - i))
         return i * i
 
-    model = ScriptedModel([assistant(*(tool_use(f"j{i}", "jitter", {"i": i}) for i in range(20))), "ok"])
+    model = ScriptedModel(
+        [assistant(*(tool_use(f"j{i}", "jitter", {"i": i}) for i in range(20))), "ok"]
+    )
     Agent(model=model, tools=[jitter])("go")
     results = last_request_results(model)
     assert [r["toolUseId"] for r in results] == [f"j{i}" for i in range(20)]

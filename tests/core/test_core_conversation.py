@@ -38,7 +38,18 @@ def history(pairs: int) -> list[Message]:
         out += [
             {"role": "user", "content": [{"text": f"question {i}"}]},
             assistant(tool_use(f"h{i}", "step", {"n": i})),  # type: ignore[list-item]
-            {"role": "user", "content": [{"toolResult": {"toolUseId": f"h{i}", "status": "success", "content": [{"text": f"r{i}"}]}}]},
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "toolResult": {
+                            "toolUseId": f"h{i}",
+                            "status": "success",
+                            "content": [{"text": f"r{i}"}],
+                        }
+                    }
+                ],
+            },
             {"role": "assistant", "content": [{"text": f"answer {i}"}]},
         ]
     return out
@@ -73,21 +84,33 @@ def test_sliding_window_bounds_the_conversation_and_keeps_it_valid(window: int) 
 
 def test_sliding_window_never_leaves_an_orphan_tool_result() -> None:
     manager = SlidingWindowConversationManager(window_size=4)
-    agent = Agent(model=ScriptedModel(cycles(5)), tools=[step], config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=ScriptedModel(cycles(5)),
+        tools=[step],
+        config=AgentConfig(conversation_manager=manager),
+    )
     agent("work")
     first = agent.messages[0]
     assert first["role"] == "user"
     assert not results_of(first)
     # A trimmed-away toolUse's result survives only as plain text.
-    assert any("step" in b.get("text", "") for b in first["content"]) or first["content"] == [{"text": "work"}]
+    assert any("step" in b.get("text", "") for b in first["content"]) or first["content"] == [
+        {"text": "work"}
+    ]
     for prev, nxt in zip(agent.messages, agent.messages[1:], strict=False):
         if uses_of(prev):
-            assert [u["toolUseId"] for u in uses_of(prev)] == [r["toolUseId"] for r in results_of(nxt)]
+            assert [u["toolUseId"] for u in uses_of(prev)] == [
+                r["toolUseId"] for r in results_of(nxt)
+            ]
 
 
 def test_sliding_window_leaves_a_short_conversation_alone() -> None:
     manager = SlidingWindowConversationManager(window_size=40)
-    agent = Agent(model=ScriptedModel(cycles(3)), tools=[step], config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=ScriptedModel(cycles(3)),
+        tools=[step],
+        config=AgentConfig(conversation_manager=manager),
+    )
     agent("work")
     assert len(agent.messages) == 8
     assert manager.removed_message_count == 0
@@ -107,7 +130,12 @@ def test_default_manager_is_a_sliding_window() -> None:
 def test_overflow_reduces_the_window_and_retries_once() -> None:
     manager = SlidingWindowConversationManager(window_size=40)
     model = ScriptedModel([overflow(), "fits now"])
-    agent = Agent(model=model, tools=[step], messages=history(3), config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=model,
+        tools=[step],
+        messages=history(3),
+        config=AgentConfig(conversation_manager=manager),
+    )
     seen: list[Any] = []
     agent.hooks.add_callback(AfterModelCallEvent, lambda e: seen.append(e.exception))
 
@@ -134,7 +162,9 @@ def test_a_second_overflow_in_the_same_call_propagates() -> None:
 
 
 def test_overflow_retry_is_per_model_call_not_per_invocation() -> None:
-    model = ScriptedModel([overflow(), assistant(tool_use("s1", "step", {"n": 1})), overflow(), "done"])
+    model = ScriptedModel(
+        [overflow(), assistant(tool_use("s1", "step", {"n": 1})), overflow(), "done"]
+    )
     agent = Agent(model=model, tools=[step], messages=history(4))
     assert str(agent("go")) == "done"
     assert model.calls == 4
@@ -146,7 +176,11 @@ def test_overflow_retry_is_per_model_call_not_per_invocation() -> None:
 
 def test_null_manager_keeps_everything() -> None:
     manager = NullConversationManager()
-    agent = Agent(model=ScriptedModel(cycles(30)), tools=[step], config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=ScriptedModel(cycles(30)),
+        tools=[step],
+        config=AgentConfig(conversation_manager=manager),
+    )
     agent("work")
     assert len(agent.messages) == 1 + 2 * 30 + 1
     assert manager.removed_message_count == 0
@@ -155,7 +189,11 @@ def test_null_manager_keeps_everything() -> None:
 
 def test_null_manager_reraises_overflow_without_retrying() -> None:
     model = ScriptedModel([overflow(), "unreachable"])
-    agent = Agent(model=model, messages=history(2), config=AgentConfig(conversation_manager=NullConversationManager()))
+    agent = Agent(
+        model=model,
+        messages=history(2),
+        config=AgentConfig(conversation_manager=NullConversationManager()),
+    )
     with pytest.raises(ContextWindowOverflowError, match="too long"):
         agent("more")
     assert model.calls == 1
@@ -172,7 +210,9 @@ def test_summarizing_manager_summarizes_the_oldest_messages_on_overflow() -> Non
     )
     model = ScriptedModel([overflow(), "answer 2"])
     seeded = history(2)
-    agent = Agent(model=model, tools=[step], messages=seeded, config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=model, tools=[step], messages=seeded, config=AgentConfig(conversation_manager=manager)
+    )
 
     result = agent("question 2")
 
@@ -200,29 +240,46 @@ def test_summarizing_manager_summarizes_the_oldest_messages_on_overflow() -> Non
 
 def test_summarizing_keeps_tool_pairs_together() -> None:
     summarizer = ScriptedModel(["summary"])
-    manager = SummarizingConversationManager(summary_ratio=0.3, preserve_recent_messages=2, summarization_model=summarizer)
+    manager = SummarizingConversationManager(
+        summary_ratio=0.3, preserve_recent_messages=2, summarization_model=summarizer
+    )
     seeded = history(3)  # a split at 0.3 * 13 = 3 would land between a toolUse and its result
-    agent = Agent(model=ScriptedModel([overflow(), "ok"]), tools=[step], messages=seeded,
-                  config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=ScriptedModel([overflow(), "ok"]),
+        tools=[step],
+        messages=seeded,
+        config=AgentConfig(conversation_manager=manager),
+    )
     agent("question 3")
     kept = agent.messages[1:]
     assert kept[0]["role"] == "assistant"
     assert_valid_transcript(agent.messages)
     for prev, nxt in zip(agent.messages, agent.messages[1:], strict=False):
         if uses_of(prev):
-            assert [u["toolUseId"] for u in uses_of(prev)] == [r["toolUseId"] for r in results_of(nxt)]
+            assert [u["toolUseId"] for u in uses_of(prev)] == [
+                r["toolUseId"] for r in results_of(nxt)
+            ]
 
 
 def test_summarizing_again_folds_the_previous_summary_in() -> None:
     summarizer = ScriptedModel(["first summary", "second summary"])
-    manager = SummarizingConversationManager(summary_ratio=0.5, preserve_recent_messages=2, summarization_model=summarizer)
+    manager = SummarizingConversationManager(
+        summary_ratio=0.5, preserve_recent_messages=2, summarization_model=summarizer
+    )
     model = ScriptedModel([overflow(), "a", overflow(), "b"])
-    agent = Agent(model=model, tools=[step], messages=history(3), config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=model,
+        tools=[step],
+        messages=history(3),
+        config=AgentConfig(conversation_manager=manager),
+    )
     agent("q")
     removed_after_first = manager.removed_message_count
     agent("q2")
     assert summarizer.calls == 2
-    assert summarizer.requests[1].messages[0]["content"][0]["text"] == SUMMARY_PREFIX + "first summary"
+    assert (
+        summarizer.requests[1].messages[0]["content"][0]["text"] == SUMMARY_PREFIX + "first summary"
+    )
     assert agent.messages[0]["content"][0]["text"] == SUMMARY_PREFIX + "second summary"
     assert manager.removed_message_count > removed_after_first
     assert_valid_transcript(agent.messages)
@@ -231,21 +288,34 @@ def test_summarizing_again_folds_the_previous_summary_in() -> None:
 def test_summarizing_uses_the_agent_model_when_none_is_given() -> None:
     manager = SummarizingConversationManager(summary_ratio=0.5, preserve_recent_messages=2)
     model = ScriptedModel([overflow(), "the summary", "final"])
-    agent = Agent(model=model, tools=[step], messages=history(2), config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=model,
+        tools=[step],
+        messages=history(2),
+        config=AgentConfig(conversation_manager=manager),
+    )
     assert str(agent("q")) == "final"
     assert agent.messages[0]["content"][0]["text"] == SUMMARY_PREFIX + "the summary"
 
 
 def test_summarizing_reraises_when_nothing_can_be_summarized() -> None:
-    manager = SummarizingConversationManager(preserve_recent_messages=10, summarization_model=ScriptedModel(["x"]))
+    manager = SummarizingConversationManager(
+        preserve_recent_messages=10, summarization_model=ScriptedModel(["x"])
+    )
     model = ScriptedModel([overflow()])
-    agent = Agent(model=model, messages=history(1), config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=model, messages=history(1), config=AgentConfig(conversation_manager=manager)
+    )
     with pytest.raises(ContextWindowOverflowError):
         agent("q")
 
 
 def test_summarizing_does_not_trim_proactively() -> None:
     manager = SummarizingConversationManager(summarization_model=ScriptedModel([]))
-    agent = Agent(model=ScriptedModel(cycles(30)), tools=[step], config=AgentConfig(conversation_manager=manager))
+    agent = Agent(
+        model=ScriptedModel(cycles(30)),
+        tools=[step],
+        config=AgentConfig(conversation_manager=manager),
+    )
     agent("work")
     assert len(agent.messages) == 62

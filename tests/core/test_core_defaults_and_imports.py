@@ -62,7 +62,10 @@ def test_default_model_is_overridable_per_agent(no_aws: None) -> None:
     custom = BedrockModel(model_id="eu.anthropic.claude-sonnet-4-6", region_name="eu-west-1")
     agent = Agent(model=custom)
     assert agent.model is custom
-    assert (agent.model.model_id, agent.model.region_name) == ("eu.anthropic.claude-sonnet-4-6", "eu-west-1")
+    assert (agent.model.model_id, agent.model.region_name) == (
+        "eu.anthropic.claude-sonnet-4-6",
+        "eu-west-1",
+    )
     assert Agent().model is not Agent().model  # each agent gets its own default
 
 

@@ -69,7 +69,9 @@ def one_tool_cycle() -> ScriptedModel:
 
 def test_events_of_a_tool_cycle_fire_in_order() -> None:
     log: list[tuple[str, str]] = []
-    agent = Agent(model=one_tool_cycle(), tools=[add], config=AgentConfig(hooks=[Recorder("a", log)]))
+    agent = Agent(
+        model=one_tool_cycle(), tools=[add], config=AgentConfig(hooks=[Recorder("a", log)])
+    )
     agent("add")
     assert [name for _, name in log] == [
         "BeforeInvocationEvent",
@@ -89,7 +91,9 @@ def test_events_of_a_tool_cycle_fire_in_order() -> None:
 
 def test_after_events_run_in_reverse_registration_order() -> None:
     log: list[tuple[str, str]] = []
-    agent = Agent(model=one_tool_cycle(), tools=[add], config=AgentConfig(hooks=[Recorder("first", log)]))
+    agent = Agent(
+        model=one_tool_cycle(), tools=[add], config=AgentConfig(hooks=[Recorder("first", log)])
+    )
     agent.hooks.add_hook(Recorder("second", log))  # registered later, through the registry
     agent("add")
 
@@ -179,7 +183,11 @@ def test_after_tool_call_may_replace_the_result_and_its_id_is_kept() -> None:
 
     def redact(event: AfterToolCallEvent) -> None:
         assert event.result is not None and event.result["content"] == [{"json": 3}]
-        event.result = {"toolUseId": "wrong", "status": "success", "content": [{"text": "[redacted]"}]}
+        event.result = {
+            "toolUseId": "wrong",
+            "status": "success",
+            "content": [{"text": "[redacted]"}],
+        }
 
     agent.hooks.add_callback(AfterToolCallEvent, redact)
     agent("add")
@@ -266,7 +274,9 @@ def test_before_invocation_may_rewrite_the_input_messages() -> None:
 
     agent.hooks.add_callback(BeforeInvocationEvent, tag)
     agent("hi")
-    assert model.requests[0].messages == [{"role": "user", "content": [{"text": "[tenant=acme] hi"}]}]
+    assert model.requests[0].messages == [
+        {"role": "user", "content": [{"text": "[tenant=acme] hi"}]}
+    ]
     assert agent.messages[0] == {"role": "user", "content": [{"text": "[tenant=acme] hi"}]}
 
 

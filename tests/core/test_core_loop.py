@@ -30,7 +30,9 @@ async def shout(text: str) -> str:
 def three_cycle_script() -> list:
     return [
         assistant(tool_use("t1", "add", {"a": 2, "b": 3}), text="Let me add."),
-        assistant(tool_use("t2", "shout", {"text": "hi"}), tool_use("t3", "add", {"a": 10, "b": -4})),
+        assistant(
+            tool_use("t2", "shout", {"text": "hi"}), tool_use("t3", "add", {"a": 10, "b": -4})
+        ),
         "The answers are 5, HI and 6.",
     ]
 
@@ -46,7 +48,9 @@ EXPECTED_TRANSCRIPT = [
     },
     {
         "role": "user",
-        "content": [{"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"json": 5}]}}],
+        "content": [
+            {"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"json": 5}]}}
+        ],
     },
     {
         "role": "assistant",
@@ -189,14 +193,22 @@ def test_no_prompt_continues_a_conversation_that_ends_with_a_user_message() -> N
 
     assert str(result) == "You said 'earlier'."
     assert model.requests[0].messages == seeded
-    assert agent.messages == [*seeded, {"role": "assistant", "content": [{"text": "You said 'earlier'."}]}]
+    assert agent.messages == [
+        *seeded,
+        {"role": "assistant", "content": [{"text": "You said 'earlier'."}]},
+    ]
 
 
 def test_no_prompt_continues_after_pending_tool_results() -> None:
     seeded = [
         {"role": "user", "content": [{"text": "add"}]},
         assistant(tool_use("t1", "add", {"a": 1, "b": 1})),
-        {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"json": 2}]}}]},
+        {
+            "role": "user",
+            "content": [
+                {"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"json": 2}]}}
+            ],
+        },
     ]
     model = ScriptedModel(["It is 2."])
     agent = Agent(model=model, tools=[add], messages=seeded)
@@ -208,7 +220,12 @@ def test_prompt_after_tool_results_is_merged_into_the_user_turn() -> None:
     seeded = [
         {"role": "user", "content": [{"text": "add"}]},
         assistant(tool_use("t1", "add", {"a": 1, "b": 1})),
-        {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"json": 2}]}}]},
+        {
+            "role": "user",
+            "content": [
+                {"toolResult": {"toolUseId": "t1", "status": "success", "content": [{"json": 2}]}}
+            ],
+        },
     ]
     model = ScriptedModel(["ok"])
     agent = Agent(model=model, tools=[add], messages=seeded)
@@ -223,7 +240,9 @@ def test_prompt_may_be_content_blocks() -> None:
     model = ScriptedModel(["seen"])
     agent = Agent(model=model)
     agent([{"text": "a"}, {"text": "b"}])
-    assert model.requests[0].messages == [{"role": "user", "content": [{"text": "a"}, {"text": "b"}]}]
+    assert model.requests[0].messages == [
+        {"role": "user", "content": [{"text": "a"}, {"text": "b"}]}
+    ]
     with pytest.raises(TypeError):
         agent(42)
 

@@ -107,7 +107,9 @@ def test_message_added_events_mirror_the_conversation() -> None:
 
 
 def test_invoke_async_and_the_sync_call_return_the_same_result_as_the_stream() -> None:
-    streamed = asyncio.run(collect(Agent(model=ScriptedModel(script()), tools=[lookup]), "weather?"))[-1]
+    streamed = asyncio.run(
+        collect(Agent(model=ScriptedModel(script()), tools=[lookup]), "weather?")
+    )[-1]
     assert isinstance(streamed, ResultEvent)
     via_async_agent = Agent(model=ScriptedModel(script()), tools=[lookup])
     via_async = asyncio.run(via_async_agent.invoke_async("weather?"))
@@ -158,7 +160,9 @@ def test_second_concurrent_invocation_is_rejected_and_the_first_completes() -> N
     result = asyncio.run(main())
     assert str(result) == "first finished"
     assert model.calls == 2  # the rejected calls never reached the model
-    assert [m["content"][0].get("text") for m in agent.messages if m["role"] == "user"][:1] == ["one"]
+    assert [m["content"][0].get("text") for m in agent.messages if m["role"] == "user"][:1] == [
+        "one"
+    ]
     assert all("two" not in json.dumps(m) and "three" not in json.dumps(m) for m in agent.messages)
     # Once the first finished, the agent takes new work.
     agent.model = ScriptedModel(["again"])

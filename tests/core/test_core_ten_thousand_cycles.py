@@ -42,7 +42,10 @@ def test_ten_thousand_cycles_run_with_a_flat_stack_and_flat_memory() -> None:
         return i
 
     script: list[Any] = [
-        {"role": "assistant", "content": [{"toolUse": {"toolUseId": f"t{i}", "name": "tick", "input": {"i": i}}}]}
+        {
+            "role": "assistant",
+            "content": [{"toolUse": {"toolUseId": f"t{i}", "name": "tick", "input": {"i": i}}}],
+        }
         for i in range(CYCLES)
     ]
     script.append("all ticks done")
@@ -95,7 +98,10 @@ def test_ten_thousand_cycles_with_a_sync_tool_finish_quickly() -> None:
         return "ok"
 
     script: list[Any] = [
-        {"role": "assistant", "content": [{"toolUse": {"toolUseId": f"n{i}", "name": "noop", "input": {"i": i}}}]}
+        {
+            "role": "assistant",
+            "content": [{"toolUse": {"toolUseId": f"n{i}", "name": "noop", "input": {"i": i}}}],
+        }
         for i in range(CYCLES)
     ]
     agent = Agent(model=ScriptedModel([*script, "done"], record=False), tools=[noop])

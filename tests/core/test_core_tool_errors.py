@@ -49,7 +49,11 @@ class BrokenTool(AgentTool):
 
     @property
     def spec(self) -> ToolSpec:
-        return {"name": "broken", "description": "Raises.", "inputSchema": {"json": {"type": "object"}}}
+        return {
+            "name": "broken",
+            "description": "Raises.",
+            "inputSchema": {"json": {"type": "object"}},
+        }
 
     async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
         raise KeyError("internal state missing")
@@ -91,7 +95,9 @@ def test_async_tool_exception_becomes_an_error_result() -> None:
 
 
 def test_agent_tool_that_raises_does_not_kill_the_loop() -> None:
-    agent, model, result = run([assistant(tool_use("k1", "broken", {})), "recovered"], [BrokenTool()])
+    agent, model, result = run(
+        [assistant(tool_use("k1", "broken", {})), "recovered"], [BrokenTool()]
+    )
     [sent] = last_request_results(model)
     assert sent["status"] == "error"
     assert "KeyError" in text_of_result(sent)
@@ -117,7 +123,9 @@ def test_missing_and_mistyped_arguments_are_reported_by_name() -> None:
 
 
 def test_non_object_input_is_an_error_result() -> None:
-    _, model, _ = run([assistant(tool_use("n1", "divide", ["not", "an", "object"])), "ok"], [divide])
+    _, model, _ = run(
+        [assistant(tool_use("n1", "divide", ["not", "an", "object"])), "ok"], [divide]
+    )
     [sent] = last_request_results(model)
     assert sent["status"] == "error"
     assert "JSON object" in text_of_result(sent)
@@ -181,7 +189,10 @@ def test_max_tokens_drops_the_truncated_tool_use() -> None:
         calls.append(path)
         return "written"
 
-    truncated = {**assistant(tool_use("w1", "write_file", {"path": "/tmp/x"}), text="Writing it now."), "stopReason": "max_tokens"}
+    truncated = {
+        **assistant(tool_use("w1", "write_file", {"path": "/tmp/x"}), text="Writing it now."),
+        "stopReason": "max_tokens",
+    }
     agent, model, result = run([truncated], [write_file])
 
     assert result.stop_reason == "max_tokens"

@@ -33,10 +33,30 @@ def build(storage: str, responses: list) -> Agent:
 if __name__ == "__main__":
     phase, storage = sys.argv[1], sys.argv[2]
     if phase == "ask":
-        call = {"role": "assistant", "content": [{"toolUse": {"toolUseId": "w1", "name": "wire_money", "input": {"amount": 500}}}]}
+        call = {
+            "role": "assistant",
+            "content": [
+                {"toolUse": {"toolUseId": "w1", "name": "wire_money", "input": {"amount": 500}}}
+            ],
+        }
         result = build(storage, [call])("Pay the invoice")
-        print(json.dumps({"stop_reason": result.stop_reason, "interrupts": [i.to_dict() for i in result.interrupts]}))
+        print(
+            json.dumps(
+                {
+                    "stop_reason": result.stop_reason,
+                    "interrupts": [i.to_dict() for i in result.interrupts],
+                }
+            )
+        )
     else:
         answer = json.loads(sys.argv[3])
         result = build(storage, ["Transfer sent."])([{"interruptResponse": answer}])
-        print(json.dumps({"stop_reason": result.stop_reason, "text": str(result), "resumed": result.resumed_from_checkpoint}))
+        print(
+            json.dumps(
+                {
+                    "stop_reason": result.stop_reason,
+                    "text": str(result),
+                    "resumed": result.resumed_from_checkpoint,
+                }
+            )
+        )

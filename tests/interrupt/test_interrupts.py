@@ -23,12 +23,17 @@ HERE = Path(__file__).parent
 
 
 def call(*uses: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
-    return {"role": "assistant", "content": [{"toolUse": {"toolUseId": i, "name": n, "input": x}} for i, n, x in uses]}
+    return {
+        "role": "assistant",
+        "content": [{"toolUse": {"toolUseId": i, "name": n, "input": x}} for i, n, x in uses],
+    }
 
 
 def test_interrupt_in_new_process_resumed_with_responses(tmp_path: Path) -> None:
     child = [sys.executable, str(HERE / "interrupt_child.py")]
-    first = subprocess.run([*child, "ask", str(tmp_path)], capture_output=True, text=True, check=True, timeout=60)
+    first = subprocess.run(
+        [*child, "ask", str(tmp_path)], capture_output=True, text=True, check=True, timeout=60
+    )
     asked = json.loads(first.stdout)
     assert asked["stop_reason"] == "interrupt"
     (interrupt,) = asked["interrupts"]
@@ -37,10 +42,18 @@ def test_interrupt_in_new_process_resumed_with_responses(tmp_path: Path) -> None
     assert agent_json["interrupt_state"]["pending"][0]["id"] == interrupt["id"]
 
     answer = json.dumps({"interruptId": interrupt["id"], "response": "approve"})
-    second = subprocess.run([*child, "answer", str(tmp_path), answer], capture_output=True, text=True, check=True, timeout=60)
+    second = subprocess.run(
+        [*child, "answer", str(tmp_path), answer],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
     done = json.loads(second.stdout)
     assert done == {"stop_reason": "end_turn", "text": "Transfer sent.", "resumed": False}
-    msg = json.loads((tmp_path / "session_pay-1/agents/agent_payer/messages/message_2.json").read_text())["message"]
+    msg = json.loads(
+        (tmp_path / "session_pay-1/agents/agent_payer/messages/message_2.json").read_text()
+    )["message"]
     assert msg["content"][0]["toolResult"]["content"][0]["text"] == "sent"
     agent_json = json.loads((tmp_path / "session_pay-1/agents/agent_payer/agent.json").read_text())
     assert agent_json["interrupt_state"] == {}
@@ -65,13 +78,17 @@ def test_other_tools_of_the_batch_finish_and_are_not_rerun(tmp_path: Path) -> No
         return Agent(
             model=ScriptedModel(responses),
             tools=[ask, fetch],
-            config=AgentConfig(session_manager=FileSessionManager(session_id="s", storage_dir=str(tmp_path))),
+            config=AgentConfig(
+                session_manager=FileSessionManager(session_id="s", storage_dir=str(tmp_path))
+            ),
         )
 
     result = build([call(("a", "ask", {}), ("f", "fetch", {}))])("go")
     assert result.stop_reason == "interrupt" and sorted(runs) == ["ask", "fetch"]
     resumed = build(["blue it is"])
-    final = resumed([{"interruptResponse": {"interruptId": result.interrupts[0].id, "response": "blue"}}])
+    final = resumed(
+        [{"interruptResponse": {"interruptId": result.interrupts[0].id, "response": "blue"}}]
+    )
     assert str(final) == "blue it is"
     assert sorted(runs) == ["ask", "ask", "fetch"]  # fetch finished before the pause: not re-run
     results = resumed.messages[2]["content"]
@@ -89,7 +106,10 @@ def test_plain_text_or_half_answers_while_pending_are_clear_errors() -> None:
         """Ask about a topic."""
         return str(ctx.interrupt(f"ask-{topic}", topic))
 
-    agent = Agent(model=ScriptedModel([call(("1", "q", {"topic": "a"}), ("2", "q", {"topic": "b"})), "done"]), tools=[q])
+    agent = Agent(
+        model=ScriptedModel([call(("1", "q", {"topic": "a"}), ("2", "q", {"topic": "b"})), "done"]),
+        tools=[q],
+    )
     result = agent("start")
     assert len(result.interrupts) == 2
     with pytest.raises(InterruptError, match="waiting for interrupt responses"):
@@ -98,10 +118,16 @@ def test_plain_text_or_half_answers_while_pending_are_clear_errors() -> None:
         agent([{"interruptResponse": {"interruptId": result.interrupts[0].id, "response": "x"}}])
     with pytest.raises(InterruptError, match="unknown"):
         agent([{"interruptResponse": {"interruptId": "nope", "response": "x"}}])
-    answers = [{"interruptResponse": {"interruptId": i.id, "response": i.reason.upper()}} for i in result.interrupts]
+    answers = [
+        {"interruptResponse": {"interruptId": i.id, "response": i.reason.upper()}}
+        for i in result.interrupts
+    ]
     final = agent(answers)
     assert final.stop_reason == "end_turn"
-    assert [b["toolResult"]["content"][0]["text"] for b in agent.messages[2]["content"]] == ["A", "B"]
+    assert [b["toolResult"]["content"][0]["text"] for b in agent.messages[2]["content"]] == [
+        "A",
+        "B",
+    ]
 
 
 def test_hook_can_interrupt_before_a_tool_runs(tmp_path: Path) -> None:
@@ -117,7 +143,9 @@ def test_hook_can_interrupt_before_a_tool_runs(tmp_path: Path) -> None:
         if event.interrupt("approve-deploy", {"env": event.tool_use["input"]["env"]}) != "yes":  # type: ignore[index]
             event.cancel_tool = "A human rejected this deployment."
 
-    agent = Agent(model=ScriptedModel([call(("d", "deploy", {"env": "prod"})), "ok"]), tools=[deploy])
+    agent = Agent(
+        model=ScriptedModel([call(("d", "deploy", {"env": "prod"})), "ok"]), tools=[deploy]
+    )
     agent.hooks.add_callback(BeforeToolCallEvent, gate)
     paused = agent("ship it")
     assert paused.stop_reason == "interrupt" and ran == []

@@ -59,12 +59,20 @@ def main(scenario: str, phase: int, store: Path, ledger_path: Path) -> None:
         return f"published: {note}"
 
     def node(agent_id: str, responses: list[Any], tools: list[Any]) -> Agent:
-        return agent(agent_id, [logged(agent_id, r) for r in responses], tools=tools, store=store, session_id=SESSION)
+        return agent(
+            agent_id,
+            [logged(agent_id, r) for r in responses],
+            tools=tools,
+            store=store,
+            session_id=SESSION,
+        )
 
     first = phase == 1
     researcher_script: list[Any] = [tool_call("t1", "get_weather", city="Paris")]
     if scenario.startswith("swarm"):
-        researcher_script.append(handoff("h1", "writer", "publish the note", {"note": RESEARCH_NOTE}))
+        researcher_script.append(
+            handoff("h1", "writer", "publish the note", {"note": RESEARCH_NOTE})
+        )
     else:
         researcher_script.append(RESEARCH_NOTE)
     researcher = node("researcher", researcher_script if first else [], [get_weather])
@@ -85,13 +93,19 @@ def main(scenario: str, phase: int, store: Path, ledger_path: Path) -> None:
 
     orchestrator: Any
     if scenario.startswith("swarm"):
-        orchestrator = Swarm([researcher, writer], entry_point="researcher", session_manager=manager)
+        orchestrator = Swarm(
+            [researcher, writer], entry_point="researcher", session_manager=manager
+        )
     else:
         builder = GraphBuilder().add_node(researcher, "researcher").add_node(writer, "writer")
-        builder.add_edge("researcher", "writer").set_entry_point("researcher").set_session_manager(manager)
+        builder.add_edge("researcher", "writer").set_entry_point("researcher").set_session_manager(
+            manager
+        )
         orchestrator = builder.build()
 
-    result: MultiAgentResult = orchestrator("What's the weather in Paris? Use get_weather, then summarize.")
+    result: MultiAgentResult = orchestrator(
+        "What's the weather in Paris? Use get_weather, then summarize."
+    )
     summary = {
         "status": str(result.status),
         "error": result.error,

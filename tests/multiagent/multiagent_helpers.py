@@ -20,10 +20,15 @@ class Crash(BaseException):
 
 
 def tool_call(tool_use_id: str, name: str, **inputs: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": [{"toolUse": {"toolUseId": tool_use_id, "name": name, "input": inputs}}]}
+    return {
+        "role": "assistant",
+        "content": [{"toolUse": {"toolUseId": tool_use_id, "name": name, "input": inputs}}],
+    }
 
 
-def handoff(tool_use_id: str, agent_name: str, message: str, context: dict[str, Any] | None = None) -> dict[str, Any]:
+def handoff(
+    tool_use_id: str, agent_name: str, message: str, context: dict[str, Any] | None = None
+) -> dict[str, Any]:
     inputs: dict[str, Any] = {"agent_name": agent_name, "message": message}
     if context is not None:
         inputs["context"] = context
@@ -42,7 +47,11 @@ def agent(
     system_prompt: str | None = None,
 ) -> Agent:
     """A scripted agent; with `store`, persisted in session `session_id` (+ checkpoint "both")."""
-    manager = FileSessionManager(session_id=session_id, storage_dir=str(store)) if store is not None else None
+    manager = (
+        FileSessionManager(session_id=session_id, storage_dir=str(store))
+        if store is not None
+        else None
+    )
     return Agent(
         model=ScriptedModel(list(responses)),
         tools=list(tools),
@@ -51,7 +60,9 @@ def agent(
             agent_id=agent_id,
             description=description,
             session_manager=manager,
-            checkpoint=CheckpointConfig(position="both") if manager is not None and checkpoint else None,
+            checkpoint=CheckpointConfig(position="both")
+            if manager is not None and checkpoint
+            else None,
         ),
     )
 
@@ -92,7 +103,11 @@ def assert_valid_transcript(messages: list[dict[str, Any]]) -> None:
         uses = sorted(b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b)
         if uses:
             assert i + 1 < len(messages), "a trailing toolUse has no result"
-            answered = sorted(b["toolResult"]["toolUseId"] for b in messages[i + 1]["content"] if "toolResult" in b)
+            answered = sorted(
+                b["toolResult"]["toolUseId"]
+                for b in messages[i + 1]["content"]
+                if "toolResult" in b
+            )
             assert answered == uses
 
 

@@ -130,6 +130,10 @@ def test_nested_graph_needs_its_own_session(tmp_path: Path) -> None:
         .set_session_manager(FileSessionManager("job", str(tmp_path)))
         .build()
     )
-    outer = GraphBuilder().add_node(inner, "inner").set_session_manager(FileSessionManager("job", str(tmp_path)))
+    outer = (
+        GraphBuilder()
+        .add_node(inner, "inner")
+        .set_session_manager(FileSessionManager("job", str(tmp_path)))
+    )
     with pytest.raises(ValueError, match="its own session"):
         outer.build()

@@ -116,10 +116,16 @@ def test_cycle_with_max_node_executions_revisits_until_approved() -> None:
     reviewer = agent("reviewer", ["REVISE: add detail", "APPROVED"])
     publisher = agent("publisher", ["published draft 2"])
     builder = GraphBuilder()
-    builder.add_node(writer, "writer").add_node(reviewer, "reviewer").add_node(publisher, "publisher")
+    builder.add_node(writer, "writer").add_node(reviewer, "reviewer").add_node(
+        publisher, "publisher"
+    )
     builder.add_edge("writer", "reviewer")
-    builder.add_edge("reviewer", "writer", condition=lambda s: "REVISE" in s.result_text("reviewer"))
-    builder.add_edge("reviewer", "publisher", condition=lambda s: "APPROVED" in s.result_text("reviewer"))
+    builder.add_edge(
+        "reviewer", "writer", condition=lambda s: "REVISE" in s.result_text("reviewer")
+    )
+    builder.add_edge(
+        "reviewer", "publisher", condition=lambda s: "APPROVED" in s.result_text("reviewer")
+    )
     builder.set_entry_point("writer").set_max_node_executions(10)
 
     result = builder.build()("write a poem")
@@ -131,14 +137,18 @@ def test_cycle_with_max_node_executions_revisits_until_approved() -> None:
     assert result.text == "published draft 2"
 
 
-def test_cycle_exceeding_max_node_executions_fails_clearly_and_next_call_starts_fresh(tmp_path: Any) -> None:
+def test_cycle_exceeding_max_node_executions_fails_clearly_and_next_call_starts_fresh(
+    tmp_path: Any,
+) -> None:
     from elsai.session import FileSessionManager
 
     ping = agent("ping", ["ping"] * 10)
     pong = agent("pong", ["pong"] * 10)
     builder = GraphBuilder().add_node(ping, "ping").add_node(pong, "pong")
     builder.add_edge("ping", "pong").add_edge("pong", "ping").set_entry_point("ping")
-    builder.set_max_node_executions(3).set_session_manager(FileSessionManager("loop", str(tmp_path)))
+    builder.set_max_node_executions(3).set_session_manager(
+        FileSessionManager("loop", str(tmp_path))
+    )
     graph = builder.build()
 
     result = graph("go")
@@ -180,7 +190,9 @@ def test_graph_as_a_node_of_another_graph() -> None:
     assert isinstance(nested, GraphResult) and nested.status == "completed"
     assert "From inner:\ninner answer" in request_text(model_of(last))
     assert "From first:\nfirst out" in request_text(model_of(x))
-    assert result.accumulated_usage["totalTokens"] == sum(r.usage["totalTokens"] for r in result.results.values())
+    assert result.accumulated_usage["totalTokens"] == sum(
+        r.usage["totalTokens"] for r in result.results.values()
+    )
 
 
 def test_invocation_state_reaches_node_tools() -> None:
@@ -206,7 +218,9 @@ def test_reset_on_revisit_gives_a_fresh_conversation() -> None:
     worker = agent("worker", ["try 1", "try 2"])
     judge = agent("judge", ["AGAIN", "OK"])
     builder = GraphBuilder().add_node(worker, "worker").add_node(judge, "judge")
-    builder.add_edge("worker", "judge").add_edge("judge", "worker", condition=lambda s: s.result_text("judge") == "AGAIN")
+    builder.add_edge("worker", "judge").add_edge(
+        "judge", "worker", condition=lambda s: s.result_text("judge") == "AGAIN"
+    )
     builder.set_entry_point("worker").set_max_node_executions(6).reset_on_revisit()
 
     result = builder.build()("task")
@@ -225,7 +239,12 @@ def test_swarm_as_a_graph_node() -> None:
     s1 = agent("s1", [handoff("h1", "s2", "finish it")])
     s2 = agent("s2", ["swarm answer"])
     final = agent("final", ["final answer"])
-    builder = GraphBuilder().add_node(prep, "prep").add_node(Swarm([s1, s2]), "team").add_node(final, "final")
+    builder = (
+        GraphBuilder()
+        .add_node(prep, "prep")
+        .add_node(Swarm([s1, s2]), "team")
+        .add_node(final, "final")
+    )
     result = builder.add_edge("prep", "team").add_edge("team", "final").build()("task")
 
     assert result.status == "completed" and result.execution_order == ["prep", "team", "final"]

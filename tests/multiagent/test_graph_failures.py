@@ -22,11 +22,21 @@ async def nap(seconds: float) -> str:
     return "rested"
 
 
-def test_node_exception_fails_the_graph_and_is_recorded_and_logged(caplog: pytest.LogCaptureFixture) -> None:
+def test_node_exception_fails_the_graph_and_is_recorded_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     a = agent("a", ["a out"])
     b = agent("b", [RuntimeError("model exploded")])
     c = agent("c", ["never"])
-    graph = GraphBuilder().add_node(a, "a").add_node(b, "b").add_node(c, "c").add_edge("a", "b").add_edge("b", "c").build()
+    graph = (
+        GraphBuilder()
+        .add_node(a, "a")
+        .add_node(b, "b")
+        .add_node(c, "c")
+        .add_edge("a", "b")
+        .add_edge("b", "c")
+        .build()
+    )
 
     with caplog.at_level(logging.ERROR, logger="elsai.multiagent"):
         result = graph("task")
@@ -49,7 +59,9 @@ def test_one_failed_branch_lets_its_sibling_finish() -> None:
     result = builder.add_edge("root", "good").add_edge("root", "bad").build()("task")
 
     assert result.status == "failed"
-    assert result.results["good"].status == "completed" and result.results["good"].text == "good out"
+    assert (
+        result.results["good"].status == "completed" and result.results["good"].text == "good out"
+    )
     assert result.results["bad"].status == "failed"
 
 
@@ -82,7 +94,9 @@ def test_execution_timeout_fails_with_a_clear_message() -> None:
 
     assert result.status == "failed"
     assert result.results["first"].status == "completed"
-    assert "graph 'graph' execution timed out after 0.45s (execution_timeout)" in (result.results["second"].error or "")
+    assert "graph 'graph' execution timed out after 0.45s (execution_timeout)" in (
+        result.results["second"].error or ""
+    )
 
 
 def test_a_timeout_error_raised_by_the_node_itself_is_not_called_a_timeout() -> None:
@@ -107,7 +121,9 @@ def test_failing_edge_condition_fails_the_graph() -> None:
     assert "edge condition 'a' -> 'b' raised KeyError" in (result.error or "")
 
 
-def test_a_failed_run_is_continued_by_the_next_call_retrying_the_failed_node(tmp_path: Path) -> None:
+def test_a_failed_run_is_continued_by_the_next_call_retrying_the_failed_node(
+    tmp_path: Path,
+) -> None:
     a = agent("a", ["a out"], store=tmp_path)
     b = agent("b", [RuntimeError("throttled"), "b out"], store=tmp_path)
     graph = (

@@ -49,21 +49,30 @@ class Ledger:
 def pipeline(store: Path, ledger: Ledger, first: list[Any], second: list[Any]) -> Graph:
     a = agent("researcher", first, store=store)
     b = agent("writer", second, tools=[ledger.publish_tool()], store=store)
-    builder = GraphBuilder().add_node(a, "researcher").add_node(b, "writer").add_edge("researcher", "writer")
+    builder = (
+        GraphBuilder()
+        .add_node(a, "researcher")
+        .add_node(b, "writer")
+        .add_edge("researcher", "writer")
+    )
     return builder.set_session_manager(FileSessionManager("job", str(store))).build()
 
 
 def test_crash_inside_node_2_tool_resumes_node_2_and_never_reruns_node_1(tmp_path: Path) -> None:
     ledger = Ledger()
     ledger.crash_on = {1}
-    graph = pipeline(tmp_path, ledger, ["note: sunny"], [tool_call("p1", "publish", note="sunny"), "never used"])
+    graph = pipeline(
+        tmp_path, ledger, ["note: sunny"], [tool_call("p1", "publish", note="sunny"), "never used"]
+    )
     with pytest.raises(Crash):
         graph("weather report")
 
     cursor = read_cursor(tmp_path)
     assert cursor["status"] == "executing"
     assert cursor["completed_nodes"] == ["researcher"]
-    assert cursor["next_nodes"] == ["writer"] and cursor["next_inputs"] == {"writer": ["researcher"]}
+    assert cursor["next_nodes"] == ["writer"] and cursor["next_inputs"] == {
+        "writer": ["researcher"]
+    }
     usage_before = cursor["accumulated_usage"]
     assert usage_before["totalTokens"] > 0
 
@@ -74,17 +83,24 @@ def test_crash_inside_node_2_tool_resumes_node_2_and_never_reruns_node_1(tmp_pat
     assert result.status == "completed" and result.resumed
     researcher, writer = graph.nodes["researcher"].executor, graph.nodes["writer"].executor
     assert model_of(researcher).calls == 0, "node 1 is not re-run"  # type: ignore[arg-type]
-    assert result.results["researcher"].restored and result.results["researcher"].text == "note: sunny"
+    assert (
+        result.results["researcher"].restored and result.results["researcher"].text == "note: sunny"
+    )
     assert ledger.runs == ["sunny", "sunny"], "the interrupted tool re-ran once, from the bookmark"
     node2 = result.results["writer"]
     assert node2.resumed_from_checkpoint
     assert node2.result is not None and node2.result.resume_position == "after_model"  # type: ignore[union-attr]
     assert model_of(writer).calls == 1  # type: ignore[arg-type]
-    assert result.accumulated_usage["totalTokens"] == usage_before["totalTokens"] + node2.usage["totalTokens"]
+    assert (
+        result.accumulated_usage["totalTokens"]
+        == usage_before["totalTokens"] + node2.usage["totalTokens"]
+    )
     assert result.execution_order == ["researcher", "writer"]
     messages = stored_messages(tmp_path, "writer")
     assert_valid_transcript(messages)
-    prompts = [m for m in messages if any("Original task" in b.get("text", "") for b in m["content"])]
+    prompts = [
+        m for m in messages if any("Original task" in b.get("text", "") for b in m["content"])
+    ]
     assert len(prompts) == 1, "the node's input was recorded exactly once"
 
 
@@ -93,7 +109,14 @@ def test_cursor_is_written_at_start_and_after_each_node(tmp_path: Path) -> None:
     hooked = HookedStorage(manager.storage, lambda key, nth: None)
     manager.storage = hooked
     a, b = agent("a", ["a out"], store=tmp_path), agent("b", ["b out"], store=tmp_path)
-    graph = GraphBuilder().add_node(a, "a").add_node(b, "b").add_edge("a", "b").set_session_manager(manager).build()
+    graph = (
+        GraphBuilder()
+        .add_node(a, "a")
+        .add_node(b, "b")
+        .add_edge("a", "b")
+        .set_session_manager(manager)
+        .build()
+    )
 
     graph("task")
 
@@ -110,7 +133,12 @@ def test_cursor_is_written_at_start_and_after_each_node(tmp_path: Path) -> None:
 
 def test_completed_cursor_means_the_next_call_starts_a_fresh_run(tmp_path: Path) -> None:
     a = agent("a", ["first answer", "second answer"], store=tmp_path)
-    graph = GraphBuilder().add_node(a, "a").set_session_manager(FileSessionManager("job", str(tmp_path))).build()
+    graph = (
+        GraphBuilder()
+        .add_node(a, "a")
+        .set_session_manager(FileSessionManager("job", str(tmp_path)))
+        .build()
+    )
 
     first = graph("question 1")
     run_1 = read_cursor(tmp_path)["run_id"]
@@ -131,7 +159,12 @@ def test_kill_between_node_completion_and_cursor_write_loses_nothing(tmp_path: P
     manager = FileSessionManager("job", str(tmp_path))
     manager.storage = HookedStorage(manager.storage, die_on_second_cursor_write)
     a = agent("a", ["a's stored answer"], store=tmp_path)
-    graph = GraphBuilder().add_node(a, "a").add_node(agent("b", [], store=tmp_path), "b").add_edge("a", "b")
+    graph = (
+        GraphBuilder()
+        .add_node(a, "a")
+        .add_node(agent("b", [], store=tmp_path), "b")
+        .add_edge("a", "b")
+    )
     with pytest.raises(Crash):
         graph.set_session_manager(manager).build()("task")
     assert read_cursor(tmp_path)["next_nodes"] == ["a"]
@@ -141,7 +174,9 @@ def test_kill_between_node_completion_and_cursor_write_loses_nothing(tmp_path: P
     result = graph2.set_session_manager(FileSessionManager("job", str(tmp_path))).build()("task")
 
     assert result.status == "completed"
-    assert model_of(a2).calls == 0, "re-invoked with the same invocation id: the stored answer, no model call"
+    assert model_of(a2).calls == 0, (
+        "re-invoked with the same invocation id: the stored answer, no model call"
+    )
     assert result.results["a"].text == "a's stored answer"
     assert "a's stored answer" in json.dumps(model_of(b2).requests[0].messages)
     assert len(stored_messages(tmp_path, "a")) == 2
@@ -189,7 +224,9 @@ class PausingNode(MultiAgentBase):
         self.id = "pauser"
         self.calls: list[Any] = []
 
-    async def invoke_async(self, task: Any, *, invocation_state: Any = None, **kwargs: Any) -> MultiAgentResult:
+    async def invoke_async(
+        self, task: Any, *, invocation_state: Any = None, **kwargs: Any
+    ) -> MultiAgentResult:
         self.calls.append(task)
         status = Status.PAUSED if len(self.calls) == 1 else Status.COMPLETED
         return MultiAgentResult(status=status)
@@ -226,7 +263,12 @@ def test_a_second_writer_gets_a_conflict_error(tmp_path: Path) -> None:
         return "done"
 
     a = agent("a", [tool_call("m1", "meddle"), "a out"], tools=[meddle], store=tmp_path)
-    graph = GraphBuilder().add_node(a, "a").set_session_manager(FileSessionManager("job", str(tmp_path))).build()
+    graph = (
+        GraphBuilder()
+        .add_node(a, "a")
+        .set_session_manager(FileSessionManager("job", str(tmp_path)))
+        .build()
+    )
     with pytest.raises(SessionConflictError):
         graph("task")
 
@@ -240,13 +282,26 @@ def test_cursor_of_another_orchestrator_or_bad_schema_is_refused(tmp_path: Path)
 
     found = manager.read_multi_agent()
     assert found is not None
-    manager.write_multi_agent({"type": "graph", "id": "other", "run_id": "r", "status": "executing", "task": "t"}, found[1])
+    manager.write_multi_agent(
+        {"type": "graph", "id": "other", "run_id": "r", "status": "executing", "task": "t"},
+        found[1],
+    )
     with pytest.raises(ValueError, match="belongs to graph 'other'"):
         graph("task")
 
     found = manager.read_multi_agent()
     assert found is not None
-    manager.write_multi_agent({"type": "graph", "id": "graph", "schema_version": "9", "run_id": "r", "status": "x", "task": "t"}, found[1])
+    manager.write_multi_agent(
+        {
+            "type": "graph",
+            "id": "graph",
+            "schema_version": "9",
+            "run_id": "r",
+            "status": "x",
+            "task": "t",
+        },
+        found[1],
+    )
     with pytest.raises(SessionCorruptError, match="multi_agent.json"):
         graph("task")
 
@@ -254,7 +309,10 @@ def test_cursor_of_another_orchestrator_or_bad_schema_is_refused(tmp_path: Path)
 def test_task_with_binary_content_round_trips_through_the_cursor(tmp_path: Path) -> None:
     a = agent("a", ["a out"], store=tmp_path)
     b = agent("b", [RuntimeError("fail once"), "b out"], store=tmp_path)
-    task = [{"text": "describe"}, {"image": {"format": "png", "source": {"bytes": b"\x89PNG\x00\xff"}}}]
+    task = [
+        {"text": "describe"},
+        {"image": {"format": "png", "source": {"bytes": b"\x89PNG\x00\xff"}}},
+    ]
     builder = GraphBuilder().add_node(a, "a").add_node(b, "b").add_edge("a", "b")
     graph = builder.set_session_manager(FileSessionManager("job", str(tmp_path))).build()
     assert graph(task).status == "failed"  # type: ignore[arg-type]
@@ -269,7 +327,12 @@ def test_task_with_binary_content_round_trips_through_the_cursor(tmp_path: Path)
 
 def test_invocation_id_makes_a_completed_call_exactly_once(tmp_path: Path) -> None:
     a = agent("a", ["the only answer"], store=tmp_path)
-    graph = GraphBuilder().add_node(a, "a").set_session_manager(FileSessionManager("job", str(tmp_path))).build()
+    graph = (
+        GraphBuilder()
+        .add_node(a, "a")
+        .set_session_manager(FileSessionManager("job", str(tmp_path)))
+        .build()
+    )
 
     first = asyncio.run(graph.invoke_async("task", invocation_id="request-1"))
     again = asyncio.run(graph.invoke_async("task", invocation_id="request-1"))
@@ -280,12 +343,16 @@ def test_invocation_id_makes_a_completed_call_exactly_once(tmp_path: Path) -> No
     assert read_cursor(tmp_path)["invocation_id"] == "request-1"
 
 
-def test_nested_graph_that_completed_before_the_parent_recorded_it_is_not_rerun(tmp_path: Path) -> None:
+def test_nested_graph_that_completed_before_the_parent_recorded_it_is_not_rerun(
+    tmp_path: Path,
+) -> None:
     def die_after_inner(key: str, nth: int) -> None:
         if key.endswith("multi_agent.json") and nth == 3:
             raise Crash("died before the outer cursor recorded the nested graph")
 
-    def build(x_script: list[Any], first_script: list[Any], last_script: list[Any], manager: Any) -> tuple[Graph, Any]:
+    def build(
+        x_script: list[Any], first_script: list[Any], last_script: list[Any], manager: Any
+    ) -> tuple[Graph, Any]:
         x = agent("x", x_script, store=tmp_path, session_id="inner-job")
         inner = (
             GraphBuilder()
@@ -296,7 +363,9 @@ def test_nested_graph_that_completed_before_the_parent_recorded_it_is_not_rerun(
         )
         first = agent("first", first_script, store=tmp_path, session_id="outer-job")
         last = agent("last", last_script, store=tmp_path, session_id="outer-job")
-        builder = GraphBuilder().add_node(first, "first").add_node(inner, "inner").add_node(last, "last")
+        builder = (
+            GraphBuilder().add_node(first, "first").add_node(inner, "inner").add_node(last, "last")
+        )
         builder.add_edge("first", "inner").add_edge("inner", "last").set_session_manager(manager)
         return builder.build(), x
 

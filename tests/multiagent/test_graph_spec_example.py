@@ -33,7 +33,9 @@ def test_spec_graph_example_dual_layer(tmp_path: Path, monkeypatch: pytest.Monke
         return f"Sunny, 72F in {city}"
 
     researcher = Agent(
-        model=ScriptedModel([tool_call("t1", "get_weather", city="Paris"), "Research note: Sunny, 72F in Paris."]),
+        model=ScriptedModel(
+            [tool_call("t1", "get_weather", city="Paris"), "Research note: Sunny, 72F in Paris."]
+        ),
         tools=[get_weather],
         system_prompt="Use get_weather when asked about weather. Keep answers short.",
         config=AgentConfig(

@@ -24,7 +24,9 @@ CHILD = Path(__file__).with_name("multiagent_crash_child.py")
 SESSION = "job-9"
 
 
-def run_child(scenario: str, phase: int, store: Path, ledger: Path) -> subprocess.CompletedProcess[str]:
+def run_child(
+    scenario: str, phase: int, store: Path, ledger: Path
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(CHILD), scenario, str(phase), str(store), str(ledger)],
         capture_output=True,
@@ -54,14 +56,19 @@ def test_kill_inside_node_2_tool_then_rebuild_resumes_node_2(tmp_path: Path, sce
     killed = run_child(scenario, 1, store, ledger)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     bookmark = read_bookmark(store, "writer", SESSION)
-    assert bookmark is not None and (bookmark["position"], bookmark["execution_status"]) == ("after_model", "active")
+    assert bookmark is not None and (bookmark["position"], bookmark["execution_status"]) == (
+        "after_model",
+        "active",
+    )
     cursor = read_cursor(store, SESSION)
     assert cursor["status"] == "executing"
     if scenario.startswith("graph"):
         assert cursor["completed_nodes"] == ["researcher"] and cursor["next_nodes"] == ["writer"]
     else:
         assert cursor["current_node"] == "writer" and cursor["node_history"] == ["researcher"]
-        assert cursor["shared_context"] == {"researcher": {"note": "Research note: Sunny, 72F in Paris."}}
+        assert cursor["shared_context"] == {
+            "researcher": {"note": "Research note: Sunny, 72F in Paris."}
+        }
     usage_before = cursor["accumulated_usage"]["totalTokens"]
 
     summary = finish(scenario, store, ledger)
@@ -81,12 +88,19 @@ def test_kill_inside_node_2_tool_then_rebuild_resumes_node_2(tmp_path: Path, sce
     assert summary["nodes"]["writer"]["resume_position"] == "after_model"
     assert count(entries, phase=2, event="model", agent="writer") == 1
     # Accumulated usage survives the crash.
-    assert summary["usage"]["totalTokens"] == usage_before + summary["nodes"]["writer"]["usage"]["totalTokens"]
+    assert (
+        summary["usage"]["totalTokens"]
+        == usage_before + summary["nodes"]["writer"]["usage"]["totalTokens"]
+    )
     final = read_cursor(store, SESSION)
     assert final["status"] == "completed" and final["run_id"] == cursor["run_id"]
     for agent_id in ("researcher", "writer"):
         assert_valid_transcript(stored_messages(store, agent_id, SESSION))
-    writer_inputs = [m for m in stored_messages(store, "writer", SESSION) if m["role"] == "user" and any("text" in b for b in m["content"])]
+    writer_inputs = [
+        m
+        for m in stored_messages(store, "writer", SESSION)
+        if m["role"] == "user" and any("text" in b for b in m["content"])
+    ]
     assert len(writer_inputs) == 1, "node 2's input was recorded exactly once"
 
 

@@ -22,20 +22,26 @@ def bucket(s3_bucket: str) -> str:
     return s3_bucket
 
 
-def s3_agent(bucket: str, agent_id: str, responses: list[Any], tools: tuple[Any, ...] = ()) -> Agent:
+def s3_agent(
+    bucket: str, agent_id: str, responses: list[Any], tools: tuple[Any, ...] = ()
+) -> Agent:
     return Agent(
         model=ScriptedModel(responses),
         tools=list(tools),
         config=AgentConfig(
             agent_id=agent_id,
-            session_manager=S3SessionManager(session_id="job-9", bucket=bucket, prefix="tenants/acme"),
+            session_manager=S3SessionManager(
+                session_id="job-9", bucket=bucket, prefix="tenants/acme"
+            ),
             checkpoint=CheckpointConfig(position="both"),
         ),
     )
 
 
 def cursor(bucket: str) -> dict[str, Any]:
-    body = boto3.client("s3").get_object(Bucket=bucket, Key="tenants/acme/session_job-9/multi_agent.json")["Body"]
+    body = boto3.client("s3").get_object(
+        Bucket=bucket, Key="tenants/acme/session_job-9/multi_agent.json"
+    )["Body"]
     return json.loads(body.read())
 
 
@@ -55,7 +61,9 @@ def test_graph_on_s3_crash_inside_node_2_then_resume(bucket: str) -> None:
         writer = s3_agent(bucket, "writer", second, (publish,))
         builder = GraphBuilder().add_node(researcher, "researcher").add_node(writer, "writer")
         builder.add_edge("researcher", "writer")
-        builder.set_session_manager(S3SessionManager(session_id="job-9", bucket=bucket, prefix="tenants/acme"))
+        builder.set_session_manager(
+            S3SessionManager(session_id="job-9", bucket=bucket, prefix="tenants/acme")
+        )
         return builder.build()
 
     with pytest.raises(Crash):
@@ -76,7 +84,10 @@ def test_graph_on_s3_crash_inside_node_2_then_resume(bucket: str) -> None:
 def test_swarm_on_s3(bucket: str) -> None:
     a = s3_agent(bucket, "a", [handoff("h1", "b", "your turn", {"x": 1})])
     b = s3_agent(bucket, "b", ["b answer"])
-    swarm = Swarm([a, b], session_manager=S3SessionManager(session_id="job-9", bucket=bucket, prefix="tenants/acme"))
+    swarm = Swarm(
+        [a, b],
+        session_manager=S3SessionManager(session_id="job-9", bucket=bucket, prefix="tenants/acme"),
+    )
     result = swarm("task")
     assert result.status == "completed" and result.text == "b answer"
     stored = cursor(bucket)

@@ -14,8 +14,12 @@ from elsai.multiagent import Status, Swarm
 
 
 def test_handoff_chain_a_b_c_with_shared_context() -> None:
-    a = agent("a", [handoff("h1", "b", "research done", {"city": "Paris"})], description="researcher")
-    b = agent("b", [handoff("h2", "c", "draft ready", {"draft": "Sunny in Paris"})], description="writer")
+    a = agent(
+        "a", [handoff("h1", "b", "research done", {"city": "Paris"})], description="researcher"
+    )
+    b = agent(
+        "b", [handoff("h2", "c", "draft ready", {"draft": "Sunny in Paris"})], description="writer"
+    )
     c = agent("c", ["Final: it is sunny in Paris."], description="editor")
     swarm = Swarm([a, b, c], entry_point=a)
 
@@ -39,7 +43,9 @@ def test_handoff_chain_a_b_c_with_shared_context() -> None:
     assert '"city": "Paris"' in seen and '"draft": "Sunny in Paris"' in seen
     assert "Agents so far: a -> b" in seen
     assert request_text(model_of(a)) == "Weather report for Paris"
-    assert result.accumulated_usage["totalTokens"] == sum(r.usage["totalTokens"] for r in result.results.values())
+    assert result.accumulated_usage["totalTokens"] == sum(
+        r.usage["totalTokens"] for r in result.results.values()
+    )
 
 
 def test_handoff_tool_is_injected_with_the_peers() -> None:
@@ -73,15 +79,23 @@ def test_ping_pong_is_detected_and_stopped() -> None:
     a = agent("a", [handoff(f"a{i}", "b", "your turn") for i in range(10)])
     b = agent("b", [handoff(f"b{i}", "a", "no, yours") for i in range(10)])
     c = agent("c", [])
-    result = Swarm([a, b, c], repetitive_handoff_detection_window=4, repetitive_handoff_min_unique_agents=3)("task")
+    result = Swarm(
+        [a, b, c], repetitive_handoff_detection_window=4, repetitive_handoff_min_unique_agents=3
+    )("task")
 
     assert result.status == "failed"
-    assert result.error is not None and "repetitive handoffs" in result.error and "['a', 'b']" in result.error
+    assert (
+        result.error is not None
+        and "repetitive handoffs" in result.error
+        and "['a', 'b']" in result.error
+    )
     assert result.node_history == ["a", "b", "a"]
 
 
 def test_max_handoffs_stops_the_run() -> None:
-    nodes = [agent(n, [handoff(f"{n}1", t, "next")]) for n, t in (("a", "b"), ("b", "c"), ("c", "d"))]
+    nodes = [
+        agent(n, [handoff(f"{n}1", t, "next")]) for n, t in (("a", "b"), ("b", "c"), ("c", "d"))
+    ]
     nodes.append(agent("d", ["done"]))
     result = Swarm(nodes, max_handoffs=2)("task")
     assert result.status == "failed"
@@ -90,7 +104,9 @@ def test_max_handoffs_stops_the_run() -> None:
 
 
 def test_max_iterations_stops_the_run() -> None:
-    nodes = [agent(n, [handoff(f"{n}1", t, "next")]) for n, t in (("a", "b"), ("b", "c"), ("c", "d"))]
+    nodes = [
+        agent(n, [handoff(f"{n}1", t, "next")]) for n, t in (("a", "b"), ("b", "c"), ("c", "d"))
+    ]
     nodes.append(agent("d", ["done"]))
     result = Swarm(nodes, max_iterations=2)("task")
     assert result.status == "failed"
@@ -112,7 +128,10 @@ def test_node_timeout_and_failure_statuses() -> None:
 
     broken = agent("broken", [RuntimeError("model down")])
     result = Swarm([broken])("task")
-    assert result.status == "failed" and result.error == "node 'broken' failed: RuntimeError: model down"
+    assert (
+        result.status == "failed"
+        and result.error == "node 'broken' failed: RuntimeError: model down"
+    )
 
 
 def test_execution_timeout() -> None:
@@ -161,7 +180,10 @@ def test_entry_point_by_name_and_default() -> None:
 
 
 def test_a_handoff_with_non_dict_context_is_refused() -> None:
-    a = agent("a", [tool_call("h1", "handoff_to_agent", agent_name="b", message="x", context=[1, 2]), "fine"])
+    a = agent(
+        "a",
+        [tool_call("h1", "handoff_to_agent", agent_name="b", message="x", context=[1, 2]), "fine"],
+    )
     result = Swarm([a, agent("b", [])])("task")
     assert result.node_history == ["a"]
     assert "context must be a JSON object" in json.dumps(a.messages)

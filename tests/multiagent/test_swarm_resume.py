@@ -36,7 +36,9 @@ def make_publish(runs: list[str], crash_on_first: bool) -> Any:
     return publish
 
 
-def build(store: Path, first: list[Any], second: list[Any], tools: list[Any], manager: Any = None) -> Swarm:
+def build(
+    store: Path, first: list[Any], second: list[Any], tools: list[Any], manager: Any = None
+) -> Swarm:
     researcher = agent("researcher", first, store=store)
     writer = agent("writer", second, tools=tools, store=store)
     return Swarm(
@@ -52,11 +54,18 @@ def test_cursor_records_current_node_history_handoffs_and_context(tmp_path: Path
 
     assert result.status == "completed"
     cursor = read_cursor(tmp_path)
-    assert cursor["type"] == "swarm" and cursor["id"] == "swarm" and cursor["schema_version"] == "1.0"
+    assert (
+        cursor["type"] == "swarm" and cursor["id"] == "swarm" and cursor["schema_version"] == "1.0"
+    )
     assert cursor["status"] == "completed" and cursor["current_node"] == "writer"
     assert cursor["node_history"] == ["researcher", "writer"]
     assert cursor["handoffs"] == [
-        {"from_node": "researcher", "to_node": "writer", "message": "write it", "context": {"city": "Paris"}}
+        {
+            "from_node": "researcher",
+            "to_node": "writer",
+            "message": "write it",
+            "context": {"city": "Paris"},
+        }
     ]
     assert cursor["shared_context"] == {"researcher": {"city": "Paris"}}
     assert cursor["node_results"]["writer"]["text"] == "done"
@@ -74,7 +83,11 @@ def test_crash_inside_node_2_tool_after_a_handoff_resumes_inside_node_2(tmp_path
     with pytest.raises(Crash):
         swarm("weather")
     cursor = read_cursor(tmp_path)
-    assert (cursor["status"], cursor["current_node"], cursor["node_history"]) == ("executing", "writer", ["researcher"])
+    assert (cursor["status"], cursor["current_node"], cursor["node_history"]) == (
+        "executing",
+        "writer",
+        ["researcher"],
+    )
 
     swarm = build(tmp_path, [], ["Published."], [make_publish(runs, crash_on_first=False)])
     result = swarm("weather")
@@ -89,7 +102,9 @@ def test_crash_inside_node_2_tool_after_a_handoff_resumes_inside_node_2(tmp_path
     assert_valid_transcript(stored_messages(tmp_path, "writer"))
 
 
-def test_crash_after_a_handoff_but_before_the_cursor_write_does_not_rerun_the_node(tmp_path: Path) -> None:
+def test_crash_after_a_handoff_but_before_the_cursor_write_does_not_rerun_the_node(
+    tmp_path: Path,
+) -> None:
     def die(key: str, nth: int) -> None:
         if key.endswith("multi_agent.json") and nth == 2:
             raise Crash("died before the cursor recorded the handoff")
@@ -105,14 +120,20 @@ def test_crash_after_a_handoff_but_before_the_cursor_write_does_not_rerun_the_no
     result = swarm("task")
 
     assert result.status == "completed"
-    assert model_of(swarm.nodes["researcher"]).calls == 0, "its handoff was found in its agent state"
+    assert model_of(swarm.nodes["researcher"]).calls == 0, (
+        "its handoff was found in its agent state"
+    )
     assert result.results["researcher"].restored
     assert result.node_history == ["researcher", "writer"]
-    assert "Handoff from researcher: go on" in str(model_of(swarm.nodes["writer"]).requests[0].messages)
+    assert "Handoff from researcher: go on" in str(
+        model_of(swarm.nodes["writer"]).requests[0].messages
+    )
 
 
 def test_failed_swarm_is_continued_by_the_next_call(tmp_path: Path) -> None:
-    swarm = build(tmp_path, [handoff("h1", "writer", "go")], [RuntimeError("throttled"), "recovered"], [])
+    swarm = build(
+        tmp_path, [handoff("h1", "writer", "go")], [RuntimeError("throttled"), "recovered"], []
+    )
     assert swarm("task").status == "failed"
     result = swarm("task")
     assert result.status == "completed" and result.text == "recovered"
@@ -126,7 +147,9 @@ def test_interrupt_inside_a_swarm_node_and_resume_with_responses(tmp_path: Path)
         """Ask a human."""
         return f"human said {context.interrupt('confirm', 'ok to publish?')}"
 
-    swarm = build(tmp_path, [handoff("h1", "writer", "ask first")], [tool_call("c1", "confirm")], [confirm])
+    swarm = build(
+        tmp_path, [handoff("h1", "writer", "ask first")], [tool_call("c1", "confirm")], [confirm]
+    )
     result = swarm("task")
     assert result.status == Status.INTERRUPTED and len(result.interrupts) == 1
     interrupt_id = result.interrupts[0].id
@@ -152,7 +175,11 @@ def test_completed_swarm_starts_fresh_on_the_next_call(tmp_path: Path) -> None:
 def test_handing_back_to_a_persisted_agent_keeps_its_transcript_valid(tmp_path: Path) -> None:
     a = agent("a", [handoff("h1", "b", "check this"), "a's final answer"], store=tmp_path)
     b = agent("b", [handoff("h2", "a", "checked, finish it")], store=tmp_path)
-    swarm = Swarm([a, b], session_manager=FileSessionManager("job", str(tmp_path)), repetitive_handoff_detection_window=0)
+    swarm = Swarm(
+        [a, b],
+        session_manager=FileSessionManager("job", str(tmp_path)),
+        repetitive_handoff_detection_window=0,
+    )
 
     result = swarm("task")
 

@@ -15,7 +15,9 @@ import pytest
 
 pytest.importorskip("moto.server", reason="moto[server] not installed (dev extra)")
 pytest.importorskip("aws_cdk", reason="aws-cdk-lib not installed (dev extra)")
-pytest.importorskip("aws_lambda_powertools", reason="aws-lambda-powertools not installed (dev extra)")
+pytest.importorskip(
+    "aws_lambda_powertools", reason="aws-lambda-powertools not installed (dev extra)"
+)
 
 from serverless_helpers import Stack  # noqa: E402
 

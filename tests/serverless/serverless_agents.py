@@ -54,7 +54,14 @@ def refund(order_id: str, ctx: ToolContext) -> str:
     decision = ctx.interrupt("approve_refund", {"order_id": order_id})
     if decision != "approve":
         return f"Refund of order {order_id} rejected ({decision})"
-    _ledger({"tool": "refund", "order_id": order_id, "session_id": ctx.agent.session_id, "pid": os.getpid()})
+    _ledger(
+        {
+            "tool": "refund",
+            "order_id": order_id,
+            "session_id": ctx.agent.session_id,
+            "pid": os.getpid(),
+        }
+    )
     return f"Refund of order {order_id} approved and paid"
 
 
@@ -73,7 +80,9 @@ def approval_turn(request: ModelRequest) -> dict[str, Any] | str:
 
 def build_agent(config: AgentConfig) -> Agent:
     if config.agent_id == "approver":
-        return Agent(model=ScriptedModel([approval_turn] * 100, record=False), tools=[refund], config=config)
+        return Agent(
+            model=ScriptedModel([approval_turn] * 100, record=False), tools=[refund], config=config
+        )
     # The example's scripted "LLM" reads the order list from the prompt, so the prompt must
     # stay in the window for jobs of more than ~19 orders (the default window is 40 messages).
     config.conversation_manager = SlidingWindowConversationManager(window_size=400)

@@ -33,8 +33,12 @@ class Stack:
 
     def transcript(self, session_id: str, agent_id: str = "agent") -> list[Message]:
         """Stored messages in index order; asserts the indices are contiguous from 0."""
-        indexed = sorted((keys.message_index(k), k) for k in self.message_keys(session_id, agent_id))
-        assert [i for i, _ in indexed] == list(range(len(indexed))), f"gaps in {[i for i, _ in indexed]}"
+        indexed = sorted(
+            (keys.message_index(k), k) for k in self.message_keys(session_id, agent_id)
+        )
+        assert [i for i, _ in indexed] == list(range(len(indexed))), (
+            f"gaps in {[i for i, _ in indexed]}"
+        )
         return [self.rt.read_json(k)["message"] for _, k in indexed]
 
     def bookmark(self, session_id: str, agent_id: str = "agent") -> dict[str, Any]:
@@ -45,7 +49,9 @@ def assert_valid_conversation(messages: list[Message]) -> None:
     """Roles alternate from a user message and every toolUse is answered in the next message."""
     assert messages and messages[0]["role"] == "user"
     for i, message in enumerate(messages):
-        assert message["role"] == ("user" if i % 2 == 0 else "assistant"), f"message {i} breaks alternation"
+        assert message["role"] == ("user" if i % 2 == 0 else "assistant"), (
+            f"message {i} breaks alternation"
+        )
         uses = {u["toolUseId"] for u in tool_uses(message)}
         if uses:
             assert i + 1 < len(messages), f"message {i} has unanswered toolUse {uses}"

@@ -18,8 +18,17 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def _elsai(*args: str, cwd: Path, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "elsai.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+def _elsai(
+    *args: str, cwd: Path, env: dict[str, str], timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "elsai.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.slow

@@ -33,7 +33,11 @@ def test_cold_children_are_killed_retried_and_resumed(cold_stack: Stack) -> None
 
     assert final["status"] == "SUCCEEDED", final
     killed, resumed = rt.slices(job["job_id"])
-    assert killed.returncode == -9 and killed.error is not None and killed.error["errorType"] == "Runtime.ExitError"
+    assert (
+        killed.returncode == -9
+        and killed.error is not None
+        and killed.error["errorType"] == "Runtime.ExitError"
+    )
     assert resumed.result is not None and resumed.result["resume_position"] == "after_model"
     assert cold_stack.runs_per_order(job["session_id"]) == {"7": 2, "8": 1}
     messages = cold_stack.transcript(job["session_id"])

@@ -28,7 +28,9 @@ def test_a_step_that_always_fails_ends_failed_after_the_retry_budget(stack: Stac
     assert cause["errorMessage"] == "the order database is unreachable"
     budget = _max_attempts(rt.definition, "States.TaskFailed")
     records = rt.slices(job["job_id"])
-    assert [r.info.attempt for r in records] == list(range(1, budget + 2))  # first try + MaxAttempts
+    assert [r.info.attempt for r in records] == list(
+        range(1, budget + 2)
+    )  # first try + MaxAttempts
     assert {r.info.slice for r in records} == {0}
     history = rt.history(job["job_id"])
     assert [e["type"] for e in history].count("TaskFailed") == budget + 1

@@ -26,7 +26,11 @@ def test_happy_path_succeeds_and_leaves_a_completed_session(stack: Stack) -> Non
     assert final["result"]["resumed_from_checkpoint"] is False
     sid = job["session_id"]
     files = {k.removeprefix(f"session_{sid}/") for k, _ in rt.session_files(sid)}
-    assert {"session.json", "agents/agent_agent/agent.json", "agents/agent_agent/checkpoint.json"} <= files
+    assert {
+        "session.json",
+        "agents/agent_agent/agent.json",
+        "agents/agent_agent/checkpoint.json",
+    } <= files
     messages = stack.transcript(sid)
     assert len(messages) == 8  # prompt, 3 x (toolUse, toolResult), summary
     assert_valid_conversation(messages)
@@ -46,18 +50,33 @@ def test_lambda_killed_inside_a_tool_is_retried_and_resumes_after_model(stack: S
     assert final["status"] == "SUCCEEDED", final
 
     first, second = rt.slices(job["job_id"])
-    assert (first.info.slice, first.info.attempt, second.info.slice, second.info.attempt) == (0, 1, 0, 2)
+    assert (first.info.slice, first.info.attempt, second.info.slice, second.info.attempt) == (
+        0,
+        1,
+        0,
+        2,
+    )
     assert first.returncode == -9 and first.error is not None
-    assert first.error["errorType"] == "Runtime.ExitError" and "signal: killed" in first.error["errorMessage"]
+    assert (
+        first.error["errorType"] == "Runtime.ExitError"
+        and "signal: killed" in first.error["errorMessage"]
+    )
     assert second.result is not None
     assert second.result["resumed_from_checkpoint"] is True
     assert second.result["resume_position"] == "after_model"
     # The handler's own log line says so too (Powertools JSON on the child's stdout).
-    finished = [x for x in second.logs if isinstance(x, dict) and x.get("message") == "slice finished"]
+    finished = [
+        x for x in second.logs if isinstance(x, dict) and x.get("message") == "slice finished"
+    ]
     assert finished and finished[0]["resume_position"] == "after_model"
     # Step Functions saw a failed task and retried the same state: the real Retry policy ran.
     history = rt.history(job["job_id"])
-    assert run_slice_events(history)[:4] == ["TaskScheduled", "TaskStarted", "TaskFailed", "TaskScheduled"]
+    assert run_slice_events(history)[:4] == [
+        "TaskScheduled",
+        "TaskStarted",
+        "TaskFailed",
+        "TaskScheduled",
+    ]
     failed = next(e for e in history if e["type"] == "TaskFailed")
     assert failed["taskFailedEventDetails"]["error"] == "Runtime.ExitError"
 
@@ -79,7 +98,9 @@ def test_idempotency_key_starts_one_execution(stack: Stack) -> None:
     assert again["job_id"] == first["job_id"]
     assert rt.wait(first["job_id"], timeout=60)["status"] == "SUCCEEDED"
 
-    late = rt.start_job("Process order 5", idempotency_key="client-retry-1")  # retried after it ended
+    late = rt.start_job(
+        "Process order 5", idempotency_key="client-retry-1"
+    )  # retried after it ended
     assert late["job_id"] == first["job_id"]
     name = first["job_id"]
     executions = rt.sfn.list_executions(stateMachineArn=rt.state_machine_arn)["executions"]

@@ -36,7 +36,9 @@ def test_deadline_continue_then_next_slice_resumes_from_the_bookmark(stack: Stac
     for record in records[1:]:  # each later slice picked up where the previous one stopped
         assert record.result is not None and record.result["resumed_from_checkpoint"] is True
         positions.append(record.result["resume_position"])
-        assert record.event["prompt"] is None  # ids only: the state machine never re-sends the prompt
+        assert (
+            record.event["prompt"] is None
+        )  # ids only: the state machine never re-sends the prompt
     assert positions == ["after_model", "after_tools", "after_model", "after_tools"]
     sid = job["session_id"]
     assert stack.runs_per_order(sid) == {"1": 1, "2": 1}
@@ -44,7 +46,11 @@ def test_deadline_continue_then_next_slice_resumes_from_the_bookmark(stack: Stac
     assert_valid_conversation(messages)
     assert prompt_count(messages, "Process orders 1 and 2") == 1
     assert stack.bookmark(sid)["execution_status"] == "completed"
-    states = [e["stateEnteredEventDetails"]["name"] for e in rt.history(job["job_id"]) if "stateEnteredEventDetails" in e]
+    states = [
+        e["stateEnteredEventDetails"]["name"]
+        for e in rt.history(job["job_id"])
+        if "stateEnteredEventDetails" in e
+    ]
     assert states.count("NextSlice") == 4 and states[-1] == "Completed"
 
 
@@ -95,5 +101,9 @@ def test_a_hard_timeout_mid_tool_is_retried_and_resumes(stack: Stack) -> None:
     assert 1 <= timed_out.duration_s < 3  # killed at the deadline, not when the tool finished
     assert records[2].result is not None and records[2].result["resume_position"] == "after_model"
     assert stack.runs_per_order(job["session_id"]) == {"31": 1}  # killed before the effect
-    failures = [e["taskFailedEventDetails"]["error"] for e in rt.history(job["job_id"]) if e["type"] == "TaskFailed"]
+    failures = [
+        e["taskFailedEventDetails"]["error"]
+        for e in rt.history(job["job_id"])
+        if e["type"] == "TaskFailed"
+    ]
     assert failures == ["Sandbox.Timedout"]

@@ -37,7 +37,9 @@ class GraphBuilder:
     def add_node(self, executor: Executor, name: str) -> GraphBuilder:
         """Add an Agent (or a nested Graph / Swarm) under a unique node name."""
         if not isinstance(executor, Agent | MultiAgentBase):
-            raise TypeError(f"a graph node must be an Agent or a Graph/Swarm, got {type(executor).__name__}")
+            raise TypeError(
+                f"a graph node must be an Agent or a Graph/Swarm, got {type(executor).__name__}"
+            )
         keys.validate_id(name, "node name")
         if name in self._nodes:
             raise ValueError(f"duplicate node name {name!r}: node names must be unique")
@@ -50,10 +52,14 @@ class GraphBuilder:
         self._nodes[name] = GraphNode(name=name, executor=executor)
         return self
 
-    def add_edge(self, from_node: str, to_node: str, condition: Condition | None = None) -> GraphBuilder:
+    def add_edge(
+        self, from_node: str, to_node: str, condition: Condition | None = None
+    ) -> GraphBuilder:
         """`to_node` runs after `from_node` completes, if `condition(state)` holds (None = always)."""
         if condition is not None and not callable(condition):
-            raise TypeError(f"edge condition must be callable(GraphState) -> bool, got {condition!r}")
+            raise TypeError(
+                f"edge condition must be callable(GraphState) -> bool, got {condition!r}"
+            )
         self._edges.append((from_node, to_node, condition))
         return self
 
@@ -104,7 +110,9 @@ class GraphBuilder:
         topology = Topology(list(self._nodes), edges)
         for name in self._entry_points:
             if name not in self._nodes:
-                raise ValueError(f"entry point {name!r} is not a node; nodes: {sorted(self._nodes)}")
+                raise ValueError(
+                    f"entry point {name!r} is not a node; nodes: {sorted(self._nodes)}"
+                )
         entry_points = list(self._entry_points) or topology.sources()
         if not entry_points:
             raise ValueError(
@@ -146,7 +154,9 @@ class GraphBuilder:
     def _check_executors(self) -> None:
         """Node agents must not share a persisted identity; nested graphs need their own session."""
         identities: dict[tuple[str, str], str] = {}
-        own_session = self._session_manager.session_id if self._session_manager is not None else None
+        own_session = (
+            self._session_manager.session_id if self._session_manager is not None else None
+        )
         for node in self._nodes.values():
             executor = node.executor
             if isinstance(executor, Agent):
@@ -166,7 +176,11 @@ class GraphBuilder:
                         )
             else:
                 inner = getattr(executor, "session_manager", None)
-                if own_session is not None and inner is not None and inner.session_id == own_session:
+                if (
+                    own_session is not None
+                    and inner is not None
+                    and inner.session_id == own_session
+                ):
                     raise ValueError(
                         f"nested orchestrator {node.name!r} uses session {own_session!r}, the same as this graph; "
                         "each Graph or Swarm keeps its cursor in its own session (multi_agent.json)"

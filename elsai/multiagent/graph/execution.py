@@ -85,7 +85,10 @@ class GraphExecution:
         return f"graph {self.graph.id!r} execution timed out after {self.graph.config.execution_timeout}s (execution_timeout)"
 
     async def _run_batch(self, batch: dict[str, list[str]]) -> None:
-        tasks = {name: asyncio.ensure_future(run_node(self._call(name, sources))) for name, sources in batch.items()}
+        tasks = {
+            name: asyncio.ensure_future(run_node(self._call(name, sources)))
+            for name, sources in batch.items()
+        }
         pending = set(tasks.values())
         outcomes: dict[str, Status] = {}
         try:
@@ -124,7 +127,12 @@ class GraphExecution:
             executor=executor,
             input=node_input,
             invocation_id=invocation_id,
-            invocation_state={**self.invocation_state, "graph": graph, "graph_state": state, "node_name": name},
+            invocation_state={
+                **self.invocation_state,
+                "graph": graph,
+                "graph_state": state,
+                "node_name": name,
+            },
             timeout=timeout,
             timeout_message=message,
         )
@@ -169,7 +177,9 @@ class GraphExecution:
                 if edge.should_traverse(state):
                     fired.append(edge.to_node)
             except Exception as exc:  # a bug in user code: fail the run, retry the node on resume
-                logger.error("edge condition %s -> %s raised", edge.from_node, edge.to_node, exc_info=exc)
+                logger.error(
+                    "edge condition %s -> %s raised", edge.from_node, edge.to_node, exc_info=exc
+                )
                 self.errors.append(
                     f"edge condition {edge.from_node!r} -> {edge.to_node!r} raised {type(exc).__name__}: {exc}"
                 )

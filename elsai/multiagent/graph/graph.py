@@ -61,7 +61,9 @@ class GraphConfig:
 class Graph(MultiAgentBase):
     """Build with `GraphBuilder`. `graph(task)` returns a `GraphResult`."""
 
-    def __init__(self, nodes: dict[str, GraphNode], edges: list[GraphEdge], config: GraphConfig) -> None:
+    def __init__(
+        self, nodes: dict[str, GraphNode], edges: list[GraphEdge], config: GraphConfig
+    ) -> None:
         self.nodes = nodes
         self.edges = edges
         self.config = config
@@ -99,18 +101,24 @@ class Graph(MultiAgentBase):
         with self._exclusive("graph", self._lock, kwargs):
             return await self._invoke(task, dict(invocation_state or {}), invocation_id)
 
-    async def _invoke(self, task: Task, invocation_state: dict[str, Any], invocation_id: str | None) -> GraphResult:
+    async def _invoke(
+        self, task: Task, invocation_state: dict[str, Any], invocation_id: str | None
+    ) -> GraphResult:
         started = time.perf_counter()
         store = CursorStore(self.session_manager, "graph", self.id)
         cursor = store.load(GraphCursor)
         answers: Task | None = None
         if cursor is not None and cursor.completed_call(invocation_id):
-            self.state = self._restore(cursor)  # this exact call already completed: its stored result
+            self.state = self._restore(
+                cursor
+            )  # this exact call already completed: its stored result
             return self._result(self.state, time.perf_counter() - started, True)
         resumed = cursor is not None and cursor.continuable
         if cursor is not None and resumed:
             state = self._restore(cursor)
-            if cursor.status == Status.INTERRUPTED or (cursor.interrupted_nodes and has_interrupt_responses(task)):
+            if cursor.status == Status.INTERRUPTED or (
+                cursor.interrupted_nodes and has_interrupt_responses(task)
+            ):
                 answers = task
             elif encode_task(task) != cursor.task:
                 logger.warning(
@@ -119,10 +127,15 @@ class Graph(MultiAgentBase):
                     cursor.status,
                     store.where(),
                 )
-            logger.info("graph %r resumes run %s at %s", self.id, state.run_id, list(state.next_nodes))
+            logger.info(
+                "graph %r resumes run %s at %s", self.id, state.run_id, list(state.next_nodes)
+            )
         else:
             state = GraphState(
-                task=task, run_id=uuid.uuid4().hex[:12], invocation_id=invocation_id, accumulated_metrics=empty_metrics()
+                task=task,
+                run_id=uuid.uuid4().hex[:12],
+                invocation_id=invocation_id,
+                accumulated_metrics=empty_metrics(),
             )
             state.next_nodes = {name: [] for name in self.config.entry_points}
         state.status, state.error = Status.EXECUTING, None
@@ -159,7 +172,9 @@ class Graph(MultiAgentBase):
         )
 
     def _restore(self, cursor: GraphCursor) -> GraphState:
-        unknown = (set(cursor.next_nodes) | set(cursor.triggers) | set(cursor.node_results)) - set(self.nodes)
+        unknown = (set(cursor.next_nodes) | set(cursor.triggers) | set(cursor.node_results)) - set(
+            self.nodes
+        )
         if unknown:
             raise ValueError(
                 f"the stored run of graph {self.id!r} names node(s) {sorted(unknown)} that this graph does not have; "
@@ -191,7 +206,11 @@ class Graph(MultiAgentBase):
         sinks = self.topology.sinks()
         outputs = [n for n in state.completed_nodes if n in sinks]
         if not outputs:
-            done = [n for n in state.execution_order if state.results.get(n) and state.results[n].status == Status.COMPLETED]
+            done = [
+                n
+                for n in state.execution_order
+                if state.results.get(n) and state.results[n].status == Status.COMPLETED
+            ]
             outputs = done[-1:]
         return GraphResult(
             status=state.status,

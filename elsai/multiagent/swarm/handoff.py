@@ -62,13 +62,16 @@ class HandoffTool(AgentTool):
     def __init__(self, node_name: str, peers: dict[str, str]) -> None:
         self._node_name = node_name
         self._peers = dict(peers)
-        listing = "\n".join(f"- {name}: {desc}" if desc else f"- {name}" for name, desc in self._peers.items())
+        listing = "\n".join(
+            f"- {name}: {desc}" if desc else f"- {name}" for name, desc in self._peers.items()
+        )
         self._spec: ToolSpec = {
             "name": HANDOFF_TOOL_NAME,
             "description": (
                 "Hand the task over to another agent of this swarm when it is better suited to continue. "
                 "Your turn ends after this call; the other agent receives your message, the shared "
-                "context and the original task.\nAgents you can hand off to:\n" + (listing or "(none)")
+                "context and the original task.\nAgents you can hand off to:\n"
+                + (listing or "(none)")
             ),
             "inputSchema": {
                 "json": {
@@ -79,7 +82,10 @@ class HandoffTool(AgentTool):
                             "description": "Name of the agent to hand off to.",
                             "enum": list(self._peers),
                         },
-                        "message": {"type": "string", "description": "What the next agent should do, and why."},
+                        "message": {
+                            "type": "string",
+                            "description": "What the next agent should do, and why.",
+                        },
                         "context": {
                             "type": "object",
                             "description": "Facts to share with the following agents (JSON object).",
@@ -103,23 +109,37 @@ class HandoffTool(AgentTool):
         raw = tool_use.get("input") or {}
         invocation_id = context.invocation_state.get("swarm_invocation_id")
         if not isinstance(invocation_id, str):
-            return error_result(use_id, f"{HANDOFF_TOOL_NAME} only works while this agent runs inside its swarm.")
+            return error_result(
+                use_id, f"{HANDOFF_TOOL_NAME} only works while this agent runs inside its swarm."
+            )
         if not isinstance(raw, dict):
-            return error_result(use_id, "handoff input must be a JSON object with agent_name and message")
-        target, message, shared = raw.get("agent_name"), raw.get("message", ""), raw.get("context") or {}
+            return error_result(
+                use_id, "handoff input must be a JSON object with agent_name and message"
+            )
+        target, message, shared = (
+            raw.get("agent_name"),
+            raw.get("message", ""),
+            raw.get("context") or {},
+        )
         if target not in self._peers:
             options = ", ".join(self._peers) or "none"
-            return error_result(use_id, f"Unknown agent {target!r}. You can hand off to: {options}.")
+            return error_result(
+                use_id, f"Unknown agent {target!r}. You can hand off to: {options}."
+            )
         if not isinstance(message, str):
             return error_result(use_id, "message must be a string")
         if not isinstance(shared, dict):
             return error_result(use_id, "context must be a JSON object")
         existing = Handoff.from_state(context.agent, invocation_id)
         if existing is not None:
-            return error_result(use_id, f"You already handed off to {existing.to_node!r} in this turn.")
+            return error_result(
+                use_id, f"You already handed off to {existing.to_node!r} in this turn."
+            )
         handoff = Handoff(self._node_name, target, message, dict(shared), invocation_id)
         try:
             context.agent.state.set(HANDOFF_STATE_KEY, handoff.to_state())
         except ValueError as exc:
             return error_result(use_id, f"context must be JSON-serialisable: {exc}")
-        return success_result(use_id, f"Handed off to {target}. Your turn ends now; {target} continues.")
+        return success_result(
+            use_id, f"Handed off to {target}. Your turn ends now; {target} continues."
+        )

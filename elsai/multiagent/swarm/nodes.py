@@ -20,9 +20,13 @@ def check_nodes(nodes: Sequence[Agent]) -> dict[str, Agent]:
             raise TypeError(f"swarm nodes must be Agents, got {type(agent).__name__}")
         name = keys.validate_id(agent.name, "swarm node name")
         if any(agent is other for other in named.values()):
-            raise ValueError(f"agent {name!r} was passed twice; each swarm node needs its own Agent")
+            raise ValueError(
+                f"agent {name!r} was passed twice; each swarm node needs its own Agent"
+            )
         if name in named:
-            raise ValueError(f"duplicate swarm node name {name!r}: give each agent a unique name or agent_id")
+            raise ValueError(
+                f"duplicate swarm node name {name!r}: give each agent a unique name or agent_id"
+            )
         if HANDOFF_TOOL_NAME in agent.tool_registry:
             raise ValueError(
                 f"agent {name!r} already has a tool named {HANDOFF_TOOL_NAME!r} (is it in another Swarm?); "
@@ -39,6 +43,7 @@ def check_nodes(nodes: Sequence[Agent]) -> dict[str, Agent]:
             identities[identity] = name
         named[name] = agent
     return named
+
 
 def entry_name(nodes: dict[str, Agent], entry_point: Agent | str | None) -> str:
     if entry_point is None:

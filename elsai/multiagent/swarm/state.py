@@ -57,7 +57,9 @@ class SwarmState:
             current_node=self.current_node,
             node_history=list(self.node_history),
             handoffs=[
-                HandoffRecord(from_node=h.from_node, to_node=h.to_node, message=h.message, context=h.context)
+                HandoffRecord(
+                    from_node=h.from_node, to_node=h.to_node, message=h.message, context=h.context
+                )
                 for h in self.handoffs
             ],
             shared_context={k: dict(v) for k, v in self.shared_context.items()},
@@ -80,7 +82,9 @@ class SwarmState:
             current_node=cursor.current_node,
             status=cursor.status,
             node_history=list(cursor.node_history),
-            handoffs=[Handoff(h.from_node, h.to_node, h.message, dict(h.context)) for h in cursor.handoffs],
+            handoffs=[
+                Handoff(h.from_node, h.to_node, h.message, dict(h.context)) for h in cursor.handoffs
+            ],
             shared_context={k: dict(v) for k, v in cursor.shared_context.items()},
             results={name: record.to_result() for name, record in cursor.node_results.items()},
             execution_count=cursor.execution_count,

@@ -72,12 +72,20 @@ class Swarm(MultiAgentBase):
         self.max_iterations = int_at_least(max_iterations, "max_iterations")
         self.execution_timeout = positive_seconds(execution_timeout, "execution_timeout")
         self.node_timeout = positive_seconds(node_timeout, "node_timeout")
-        self.detection_window = int_at_least(repetitive_handoff_detection_window, "repetitive_handoff_detection_window", 0)
-        self.min_unique_agents = int_at_least(repetitive_handoff_min_unique_agents, "repetitive_handoff_min_unique_agents")
+        self.detection_window = int_at_least(
+            repetitive_handoff_detection_window, "repetitive_handoff_detection_window", 0
+        )
+        self.min_unique_agents = int_at_least(
+            repetitive_handoff_min_unique_agents, "repetitive_handoff_min_unique_agents"
+        )
         self.state: SwarmState | None = None
         self._lock = threading.Lock()
         for name, agent in self.nodes.items():
-            peers = {other: a.config.description or "" for other, a in self.nodes.items() if other != name}
+            peers = {
+                other: a.config.description or ""
+                for other, a in self.nodes.items()
+                if other != name
+            }
             agent.tool_registry.register(HandoffTool(name, peers))
 
     def __call__(self, task: Task, **kwargs: Any) -> SwarmResult:
@@ -99,13 +107,17 @@ class Swarm(MultiAgentBase):
         with self._exclusive("swarm", self._lock, kwargs):
             return await self._invoke(task, dict(invocation_state or {}), invocation_id)
 
-    async def _invoke(self, task: Task, invocation_state: dict[str, Any], invocation_id: str | None) -> SwarmResult:
+    async def _invoke(
+        self, task: Task, invocation_state: dict[str, Any], invocation_id: str | None
+    ) -> SwarmResult:
         started = time.perf_counter()
         deadline = started + self.execution_timeout if self.execution_timeout is not None else None
         store = CursorStore(self.session_manager, "swarm", self.id)
         cursor = store.load(SwarmCursor)
         if cursor is not None and cursor.completed_call(invocation_id):
-            self.state = SwarmState.from_cursor(cursor)  # this exact call already completed: its stored result
+            self.state = SwarmState.from_cursor(
+                cursor
+            )  # this exact call already completed: its stored result
             return self._result(self.state, time.perf_counter() - started, True)
         resumed = cursor is not None and cursor.continuable
         answers: Task | None = None
@@ -114,21 +126,37 @@ class Swarm(MultiAgentBase):
             if self.state is not None and self.state.run_id == state.run_id:
                 keep_live_results(state.results, self.state.results)
             if state.current_node not in self.nodes:
-                raise ValueError(f"the stored run of swarm {self.id!r} is at unknown node {state.current_node!r}")
-            if cursor.status == Status.INTERRUPTED or (cursor.interrupt_rounds and has_interrupt_responses(task)):
+                raise ValueError(
+                    f"the stored run of swarm {self.id!r} is at unknown node {state.current_node!r}"
+                )
+            if cursor.status == Status.INTERRUPTED or (
+                cursor.interrupt_rounds and has_interrupt_responses(task)
+            ):
                 answers = task
             elif encode_task(task) != cursor.task:
-                logger.warning("swarm %r continues its unfinished run from %s; the new task is ignored", self.id, store.where())
+                logger.warning(
+                    "swarm %r continues its unfinished run from %s; the new task is ignored",
+                    self.id,
+                    store.where(),
+                )
         else:
             state = SwarmState(
-                task=task, run_id=uuid.uuid4().hex[:12], current_node=self.entry_point, invocation_id=invocation_id
+                task=task,
+                run_id=uuid.uuid4().hex[:12],
+                current_node=self.entry_point,
+                invocation_id=invocation_id,
             )
         state.status, state.error = Status.EXECUTING, None
         self.state = state
         store.save(state.to_cursor(self.id))
         while state.status == Status.EXECUTING:
             if state.execution_count >= self.max_iterations:
-                self._stop(state, store, f"swarm {self.id!r} reached max_iterations={self.max_iterations}", resumable=False)
+                self._stop(
+                    state,
+                    store,
+                    f"swarm {self.id!r} reached max_iterations={self.max_iterations}",
+                    resumable=False,
+                )
                 break
             if deadline is not None and time.perf_counter() >= deadline:
                 self._stop(state, store, self._timeout_message())
@@ -142,7 +170,11 @@ class Swarm(MultiAgentBase):
         return self._result(state, time.perf_counter() - started, resumed)
 
     async def _run_current(
-        self, state: SwarmState, invocation_state: dict[str, Any], answers: Task | None, deadline: float | None
+        self,
+        state: SwarmState,
+        invocation_state: dict[str, Any],
+        answers: Task | None,
+        deadline: float | None,
     ) -> tuple[NodeResult, Handoff | None]:
         name = state.current_node
         agent = self.nodes[name]
@@ -151,18 +183,30 @@ class Swarm(MultiAgentBase):
         if handoff is not None:
             # It handed off before the process died and before the cursor said so: do not re-run it.
             last = next((m for m in reversed(agent.messages) if m["role"] == "assistant"), None)
-            restored = NodeResult(restored_agent_result(text_of(last), "end_turn", {}), Status.COMPLETED, restored=True)
+            restored = NodeResult(
+                restored_agent_result(text_of(last), "end_turn", {}),
+                Status.COMPLETED,
+                restored=True,
+            )
             return restored, handoff
         if answers is not None and name in state.results:
-            node_input = route_responses(answers, [interrupt_dict(i) for i in state.results[name].interrupts])
+            node_input = route_responses(
+                answers, [interrupt_dict(i) for i in state.results[name].interrupts]
+            )
             invocation_id += f":answer{state.interrupt_rounds}"
         else:
             node_input = self._input(state)
-        timeout, message = self.node_timeout, f"node {name!r} timed out after {self.node_timeout}s (node_timeout)"
+        timeout, message = (
+            self.node_timeout,
+            f"node {name!r} timed out after {self.node_timeout}s (node_timeout)",
+        )
         if deadline is not None:
             remaining = max(deadline - time.perf_counter(), 0.001)
             if timeout is None or remaining < timeout:
-                timeout, message = remaining, f"{self._timeout_message()} while node {name!r} was running"
+                timeout, message = (
+                    remaining,
+                    f"{self._timeout_message()} while node {name!r} was running",
+                )
         base_id = invocation_id.split(":answer")[0]
         result = await run_node(
             NodeCall(
@@ -170,7 +214,12 @@ class Swarm(MultiAgentBase):
                 executor=agent,
                 input=node_input,
                 invocation_id=invocation_id,
-                invocation_state={**invocation_state, "swarm": self, "swarm_invocation_id": base_id, "node_name": name},
+                invocation_state={
+                    **invocation_state,
+                    "swarm": self,
+                    "swarm_invocation_id": base_id,
+                    "node_name": name,
+                },
                 timeout=timeout,
                 timeout_message=message,
                 should_stop=lambda: Handoff.from_state(agent, base_id) is not None,
@@ -187,9 +236,14 @@ class Swarm(MultiAgentBase):
         if not state.handoffs:
             return state.task
         last = state.handoffs[-1]
-        parts = [f"Handoff from {last.from_node}: {last.message}", f"Original task:\n{task_text(state.task)}"]
+        parts = [
+            f"Handoff from {last.from_node}: {last.message}",
+            f"Original task:\n{task_text(state.task)}",
+        ]
         if state.shared_context:
-            parts.append("Shared context:\n" + json.dumps(state.shared_context, indent=1, sort_keys=True))
+            parts.append(
+                "Shared context:\n" + json.dumps(state.shared_context, indent=1, sort_keys=True)
+            )
         parts.append("Agents so far: " + " -> ".join(state.node_history))
         return compose_input("\n\n".join(parts), state.task)
 
@@ -221,7 +275,11 @@ class Swarm(MultiAgentBase):
         if handoff.context:
             state.shared_context.setdefault(name, {}).update(handoff.context)
         state.current_node = handoff.to_node
-        recent = [*state.node_history, handoff.to_node][-self.detection_window :] if self.detection_window else []
+        recent = (
+            [*state.node_history, handoff.to_node][-self.detection_window :]
+            if self.detection_window
+            else []
+        )
         if len(recent) >= self.detection_window > 0 and len(set(recent)) < self.min_unique_agents:
             state.status, state.resumable = Status.FAILED, False
             state.error = (
@@ -231,7 +289,9 @@ class Swarm(MultiAgentBase):
             )
             logger.error("%s", state.error)
 
-    def _stop(self, state: SwarmState, store: CursorStore, error: str, *, resumable: bool = True) -> None:
+    def _stop(
+        self, state: SwarmState, store: CursorStore, error: str, *, resumable: bool = True
+    ) -> None:
         state.status, state.error, state.resumable = Status.FAILED, error, resumable
         logger.error("%s", error)
         store.save(state.to_cursor(self.id))
@@ -241,7 +301,9 @@ class Swarm(MultiAgentBase):
 
     def _result(self, state: SwarmState, seconds: float, resumed: bool) -> SwarmResult:
         current = state.results.get(state.current_node)
-        interrupts = current.interrupts if current is not None and state.status == Status.INTERRUPTED else []
+        interrupts = (
+            current.interrupts if current is not None and state.status == Status.INTERRUPTED else []
+        )
         return SwarmResult(
             status=state.status,
             results=dict(state.results),

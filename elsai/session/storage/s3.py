@@ -48,7 +48,11 @@ def _shared_client(boto_session: Any, region_name: str | None) -> Any:
         max_pool_connections=MAX_PARALLEL_READS,
     )
     return shared_client(
-        "s3", boto_session=boto_session, region_name=region_name, config=config, config_key="elsai-storage"
+        "s3",
+        boto_session=boto_session,
+        region_name=region_name,
+        config=config,
+        config_key="elsai-storage",
     )
 
 
