@@ -3,9 +3,21 @@
 `run_slice` runs one Step Functions "slice" of an agent job: it rebuilds the agent from S3
 with stable ids, invokes it exactly-once for the execution, and stops at a loop boundary
 before the Lambda deadline. `lambdas/agent_handler.py` wraps it with Powertools.
+`park_task_token`/`read_parked_token` share one record model for a job waiting on input,
+and `elsai.serverless.limits` holds the size and id limits the jobs API and its CDK
+request models both enforce.
 """
 
 from elsai.serverless.factory import load_factory
-from elsai.serverless.slice import SliceRequest, SliceResult, park_task_token, run_slice
+from elsai.serverless.parked import ParkedTaskToken, park_task_token, read_parked_token
+from elsai.serverless.slice import SliceRequest, SliceResult, run_slice
 
-__all__ = ["SliceRequest", "SliceResult", "load_factory", "park_task_token", "run_slice"]
+__all__ = [
+    "ParkedTaskToken",
+    "SliceRequest",
+    "SliceResult",
+    "load_factory",
+    "park_task_token",
+    "read_parked_token",
+    "run_slice",
+]

@@ -7,8 +7,6 @@ anywhere is simply retried and the checkpoint resumes it.
 
 from __future__ import annotations
 
-import json
-import time
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -18,16 +16,22 @@ from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.factory import AgentFactory
+from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
+from elsai.serverless.parked import park_task_token
 from elsai.session import keys
 from elsai.session.manager import SessionManager
 
-MAX_TEXT_CHARS = 8_000  # keep Step Functions state far below its 256 KiB cap
+MAX_TEXT_CHARS = MAX_SLICE_TEXT_CHARS  # keep Step Functions state far below its 256 KiB cap
+
+__all__ = ["MAX_TEXT_CHARS", "SliceRequest", "SliceResult", "park_task_token", "run_slice"]
 
 
 class SliceRequest(BaseModel):
+    """What the state machine hands a slice: ids and answers, never the transcript."""
+
     model_config = ConfigDict(extra="ignore")
 
-    job_id: str = Field(min_length=1, max_length=80)
+    job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
     execution_id: str = Field(min_length=1)
     session_id: str
     agent_id: str = "agent"
@@ -37,6 +41,8 @@ class SliceRequest(BaseModel):
 
 
 class SliceResult(BaseModel):
+    """The small status the state machine branches on (completed, continue, interrupted)."""
+
     status: Literal["completed", "continue", "interrupted"]
     stop_reason: str
     text: str = ""
@@ -94,23 +100,4 @@ def run_slice(
         resume_position=result.resume_position,
         cycles=result.metrics.cycles,
         slice=request.slice,
-    )
-
-
-def park_task_token(
-    session_manager: SessionManager, job_id: str, task_token: str, interrupts: Any
-) -> None:
-    """Store the task token of a job waiting for human input where the API can find it."""
-    keys.validate_id(job_id, "job_id")
-    record = {
-        "job_id": job_id,
-        "task_token": task_token,
-        "interrupts": interrupts or [],
-        "parked_at": time.time(),
-    }
-    storage = session_manager.storage
-    key = keys.job_token_key(job_id)
-    current = storage.read(key)
-    storage.replace(
-        key, json.dumps(record).encode(), expected_version=current.version if current else None
     )

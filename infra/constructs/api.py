@@ -19,13 +19,15 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from elsai.serverless import limits
 from infra.config import ElsaiConfig
 from infra.constructs.function import PythonFunction, retention
 
-# Coarse gate in front of lambdas/api_handler.py (which validates in detail): never
-# stricter than the handler, so a request the handler accepts is never refused here.
-MAX_PROMPT_CHARS = 100_000  # the handler's limit; the 256 KiB execution-input cap still applies
-ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+# Coarse gate in front of the jobs API Lambda (lambdas/jobs_api, which validates in detail),
+# built from the same limits module, so it is never stricter than the handler: a request the
+# handler accepts is never refused here. The 256 KiB execution-input cap still applies.
+MAX_PROMPT_CHARS = limits.MAX_PROMPT_CHARS
+ID_PATTERN = limits.ID_PATTERN
 
 CREATE_JOB_SCHEMA: dict[str, Any] = {
     "type": apigw.JsonSchemaType.OBJECT,
@@ -47,7 +49,7 @@ RESPONSES_SCHEMA: dict[str, Any] = {
         "responses": {
             "type": apigw.JsonSchemaType.ARRAY,
             "min_items": 1,
-            "max_items": 100,
+            "max_items": limits.MAX_INTERRUPT_RESPONSES,
             "items": {
                 "type": apigw.JsonSchemaType.OBJECT,
                 "required": ["interruptId", "response"],
@@ -180,7 +182,7 @@ class JobsApi(Construct):
             schema=_schema(RESPONSES_SCHEMA),
         )
         integration = apigw.LambdaIntegration(self.function, proxy=True, allow_test_invoke=False)
-        # Path parameter names match the resolver's routes in lambdas/api_handler.py.
+        # Path parameter names match the routers' routes in lambdas/jobs_api/routes/.
         job_id = {"method.request.path.job_id": True}
 
         jobs = self.api.root.add_resource("jobs")

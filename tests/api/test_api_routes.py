@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import jobs_api.aws
 import pytest
 from api_helpers import EVENTS, Api, load_event, make_event
 from botocore.exceptions import ClientError
@@ -61,7 +62,7 @@ def test_unexpected_failure_is_a_json_500_without_traceback(
     def broken() -> None:
         raise RuntimeError("secret internals /var/task/api_handler.py")
 
-    monkeypatch.setattr(api.module, "_sfn", broken)
+    monkeypatch.setattr(jobs_api.aws, "sfn", broken)
     event = make_event("post_jobs.json")
     reply = api.call(event)
     assert reply.status == 500
@@ -80,7 +81,7 @@ def test_aws_throttling_is_503_with_retry_after(api: Api, monkeypatch: pytest.Mo
                 "DescribeExecution",
             )
 
-    monkeypatch.setattr(api.module, "_sfn", Throttled)
+    monkeypatch.setattr(jobs_api.aws, "sfn", Throttled)
     reply = api.get_job("abc")
     assert reply.status == 503
     assert reply.headers["retry-after"] == "1"

@@ -1,0 +1,89 @@
+"""The parked task-token record: how a job waiting for human input is found again.
+
+When a slice stops on interrupts, the state machine's `waitForTaskToken` task hands the
+agent Lambda a task token; `park_task_token` stores it with the pending interrupts, and the
+jobs API reads it back to report WAITING_FOR_INPUT and to send the answers. Both sides use
+this one model and the one key from `elsai.session.keys.job_token_key`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from elsai.session import keys
+
+if TYPE_CHECKING:
+    from elsai.session.manager import SessionManager
+    from elsai.session.storage.base import StorageBackend
+
+
+class ParkedTaskToken(BaseModel):
+    """One job's parked Step Functions task token and the interrupts it waits on.
+
+    The record outlives its answer (the API may only read the bucket), so a reader must
+    check that the execution still waits on `task_token` before trusting it.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    job_id: str = Field(min_length=1)
+    task_token: str = Field(min_length=1)
+    interrupts: list[dict[str, Any]] = Field(default_factory=list)
+    parked_at: float = 0.0
+
+    @field_validator("interrupts", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: Any) -> Any:
+        # The state machine passes whatever the slice reported; "no interrupts" may be null.
+        return [] if value is None else value
+
+    def pending_ids(self) -> set[str]:
+        """Ids of the interrupts this wait expects answers for."""
+        return {str(i["id"]) for i in self.interrupts if i.get("id")}
+
+
+def park_task_token(
+    session_manager: SessionManager, job_id: str, task_token: str, interrupts: Any
+) -> ParkedTaskToken:
+    """Store the task token of a job waiting for human input where the API can find it."""
+    keys.validate_id(job_id, "job_id")
+    record = ParkedTaskToken(
+        job_id=job_id, task_token=task_token, interrupts=interrupts, parked_at=time.time()
+    )
+    storage = session_manager.storage
+    key = keys.job_token_key(job_id)
+    current = storage.read(key)
+    storage.replace(
+        key,
+        record.model_dump_json().encode(),
+        expected_version=current.version if current else None,
+    )
+    return record
+
+
+def read_parked_token(storage: StorageBackend, job_id: str) -> ParkedTaskToken | None:
+    """The record `park_task_token` wrote for `job_id`, or None if no token is parked.
+
+    The record may be stale (already answered); a record that is not one at all is an
+    error naming its key, never silently "not waiting".
+    """
+    key = keys.job_token_key(keys.validate_id(job_id, "job_id"))
+    stored = storage.read(key)
+    if stored is None:
+        return None
+    try:
+        raw = json.loads(stored.data)
+    except ValueError as exc:
+        raise ValueError(f"parked task-token record {storage.describe(key)} is not JSON") from exc
+    if isinstance(raw, dict) and not raw.get("task_token"):
+        return None  # nothing to send: treated as never parked
+    try:
+        return ParkedTaskToken.model_validate(raw)
+    except ValidationError as exc:
+        raise ValueError(
+            f"parked task-token record {storage.describe(key)} is invalid: {exc}"
+        ) from exc

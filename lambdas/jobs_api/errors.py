@@ -1,0 +1,29 @@
+"""Why the jobs API refuses a request, without any HTTP in it.
+
+The job logic raises these; `jobs_api.app` maps each kind to its status code, so the rules
+and the wire format stay apart.
+"""
+
+
+class RequestRefused(Exception):
+    """A deliberate refusal; `message` is shown to the client as it is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidRequest(RequestRefused):
+    """The request is malformed or breaks a rule (shown as 400)."""
+
+
+class NotFound(RequestRefused):
+    """The job or session named does not exist (shown as 404)."""
+
+
+class Conflict(RequestRefused):
+    """The request is valid but not in the job's current state (shown as 409)."""
+
+
+class TooLarge(RequestRefused):
+    """The request would break Step Functions' payload cap (shown as 413)."""

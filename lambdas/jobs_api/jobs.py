@@ -1,0 +1,225 @@
+"""The job logic over Step Functions: start, describe, answer, and "is it waiting for input?".
+
+No HTTP here: functions take plain values, return plain values, and refuse with the errors
+of `jobs_api.errors`. A job is one execution of the Standard state machine, named by its job
+id; a job waiting for human input has a parked task token (`elsai.serverless.parked`).
+"""
+
+import hashlib
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from elsai.serverless import ParkedTaskToken, limits, read_parked_token
+from jobs_api import aws
+from jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
+
+_JOB_ID_RE = re.compile(limits.JOB_ID_PATTERN)  # execution names this API creates
+_ENDED = ("FAILED", "TIMED_OUT", "ABORTED")
+
+
+@dataclass(frozen=True)
+class StartedJob:
+    """What `start_job` did: the job's ids, its status, and whether it already existed."""
+
+    job_id: str
+    session_id: str
+    agent_id: str
+    status: str
+    replayed: bool
+
+
+def check_job_id(job_id: str) -> str:
+    """`job_id` if it can name an execution this API started; InvalidRequest otherwise."""
+    if not _JOB_ID_RE.match(job_id):
+        raise InvalidRequest(
+            f"job id must be 1-{limits.MAX_JOB_ID_LENGTH} characters of letters, digits, '-' or '_'"
+        )
+    return job_id
+
+
+def execution_arn(job_id: str) -> str:
+    """The ARN of job `job_id`'s execution of the jobs state machine."""
+    prefix, _, name = aws.machine_arn().rpartition(":stateMachine:")
+    return f"{prefix}:execution:{name}:{check_job_id(job_id)}"
+
+
+def job_name(idempotency_key: str | None) -> str:
+    """A fresh execution name, or one derived from the client's Idempotency-Key."""
+    if idempotency_key is None:
+        return uuid.uuid4().hex
+    if not 1 <= len(idempotency_key) <= limits.MAX_IDEMPOTENCY_KEY_CHARS:
+        raise InvalidRequest(
+            f"Idempotency-Key must be 1-{limits.MAX_IDEMPOTENCY_KEY_CHARS} characters"
+        )
+    return "idem-" + hashlib.sha256(utf8(idempotency_key, "Idempotency-Key")).hexdigest()[:48]
+
+
+def utf8(text: str, what: str) -> bytes:
+    """`text` as UTF-8; InvalidRequest naming `what` if it holds lone surrogates."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # lone surrogates from "\ud800"-style JSON escapes
+        raise InvalidRequest(f"{what} is not valid Unicode (unpaired surrogate)") from exc
+
+
+def sfn_payload(data: Any, what: str) -> str:
+    """JSON for Step Functions, refused early if it would break the 256 KiB cap."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    if len(utf8(text, what)) > limits.MAX_SFN_PAYLOAD_BYTES:
+        raise TooLarge(f"{what} is larger than Step Functions' 256 KiB limit once encoded")
+    return text
+
+
+def start_job(
+    prompt: str, session_id: str | None, agent_id: str, idempotency_key: str | None
+) -> StartedJob:
+    """Start an execution; a repeated Idempotency-Key with the same input starts nothing new."""
+    job_id = job_name(idempotency_key)
+    session_id = session_id or job_id
+    payload = {"session_id": session_id, "agent_id": agent_id, "prompt": prompt}
+    job_input = sfn_payload(payload, "the job input")
+    # A keyed retry of a job that exists (running or not) is a replay; Step Functions itself
+    # only de-duplicates a *running* execution with identical input.
+    status = _replay_status(job_id, payload) if idempotency_key is not None else None
+    replayed = status is not None
+    if not replayed:
+        try:
+            aws.sfn().start_execution(
+                stateMachineArn=aws.machine_arn(), name=job_id, input=job_input
+            )
+        except ClientError as exc:
+            code = aws.error_code(exc)
+            if code == "ExecutionAlreadyExists":  # lost a race with the same key
+                status = _replay_status(job_id, payload)
+                replayed = True
+            elif code in ("InvalidExecutionInput", "InvalidName"):
+                raise InvalidRequest(f"Step Functions refused the job: {code}") from exc
+            else:
+                raise
+    return StartedJob(job_id, session_id, agent_id, status or "RUNNING", replayed)
+
+
+def _replay_status(job_id: str, payload: dict[str, Any]) -> str | None:
+    """Status of job `job_id` if it exists with this input; Conflict if with another; else None."""
+    try:
+        existing = aws.sfn().describe_execution(executionArn=execution_arn(job_id))
+    except ClientError as exc:
+        if aws.error_code(exc) == "ExecutionDoesNotExist":
+            return None
+        raise
+    if _loads(existing.get("input")) != payload:
+        raise Conflict("this Idempotency-Key was already used with a different request body")
+    return str(existing["status"])
+
+
+def describe_job(job_id: str) -> dict[str, Any]:
+    """Status; the result when SUCCEEDED, error and cause when it ended otherwise.
+
+    A RUNNING execution parked on its current task token reports WAITING_FOR_INPUT and the
+    interrupts it waits on.
+    """
+    execution = _describe(job_id)
+    job_input = _loads(execution.get("input"))
+    ids = job_input if isinstance(job_input, dict) else {}
+    out: dict[str, Any] = {
+        "job_id": job_id,
+        "status": execution["status"],
+        "session_id": ids.get("session_id"),
+        "agent_id": ids.get("agent_id"),
+        "started_at": execution["startDate"].isoformat(),
+    }
+    if execution.get("stopDate") is not None:
+        out["stopped_at"] = execution["stopDate"].isoformat()
+    if execution["status"] == "SUCCEEDED":
+        out["result"] = _loads(execution.get("output"))
+    elif execution["status"] in _ENDED:
+        out["error"] = {"error": execution.get("error"), "cause": execution.get("cause")}
+    elif execution["status"] == "RUNNING":
+        parked = read_parked_token(aws.storage(), job_id)
+        if parked is not None and _waiting_on(execution["executionArn"], parked):
+            out["status"] = "WAITING_FOR_INPUT"
+            out["interrupts"] = parked.interrupts
+    return out
+
+
+def answer_job(job_id: str, responses: list[dict[str, Any]]) -> list[str]:
+    """Send the parked task token with the answers; each pending interrupt exactly once.
+
+    Returns the answered interrupt ids, sorted.
+    """
+    check_job_id(job_id)
+    parked = read_parked_token(aws.storage(), job_id)
+    if parked is None:
+        _describe(job_id)  # NotFound for a job that does not exist
+        raise Conflict(f"job {job_id!r} is not waiting for interrupt responses")
+    answered = [str(r["interruptId"]) for r in responses]
+    if len(set(answered)) != len(answered):
+        raise InvalidRequest("each interruptId may be answered only once per request")
+    pending = parked.pending_ids()
+    if pending and set(answered) != pending:
+        if not _waiting_on(execution_arn(job_id), parked):  # a record left from an earlier wait
+            raise Conflict(f"job {job_id!r} is not waiting for interrupt responses")
+        missing, extra = sorted(pending - set(answered)), sorted(set(answered) - pending)
+        raise InvalidRequest(
+            f"answer every pending interrupt exactly: missing {missing}, unknown {extra}"
+        )
+    _send_answers(job_id, parked, sfn_payload({"interrupt_responses": responses}, "the responses"))
+    return sorted(answered)
+
+
+def _send_answers(job_id: str, parked: ParkedTaskToken, output: str) -> None:
+    try:
+        aws.sfn().send_task_success(taskToken=parked.task_token, output=output)
+    except ClientError as exc:
+        code = aws.error_code(exc)
+        if code in ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist"):
+            raise Conflict(f"job {job_id!r} is no longer waiting for these responses") from exc
+        if code == "InvalidOutput":
+            raise InvalidRequest("Step Functions refused the responses as task output") from exc
+        raise
+
+
+def _describe(job_id: str) -> dict[str, Any]:
+    try:
+        execution: dict[str, Any] = aws.sfn().describe_execution(executionArn=execution_arn(job_id))
+    except ClientError as exc:
+        if aws.error_code(exc) in ("ExecutionDoesNotExist", "InvalidArn"):
+            raise NotFound(f"no job {job_id!r}") from exc
+        raise
+    return execution
+
+
+def _loads(text: str | None) -> Any:
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # not JSON: hand it back as it is rather than fail the request
+
+
+def _waiting_on(execution_arn: str, parked: ParkedTaskToken) -> bool:
+    """Is the execution parked on *this* token now? (The record outlives its answer.)
+
+    The newest history event of a waiting execution is the ``TaskSubmitted`` of the
+    ``lambda:invoke.waitForTaskToken`` task; its ``TaskScheduled`` parameters carry the token.
+    """
+    history = aws.sfn().get_execution_history(
+        executionArn=execution_arn, reverseOrder=True, maxResults=20
+    )
+    # Newest first; sorted here too because not every implementation honours reverseOrder.
+    events = sorted(history.get("events", []), key=lambda e: int(e.get("id", 0)), reverse=True)
+    if not events or events[0].get("type") != "TaskSubmitted":
+        return False
+    for event in events:
+        if event.get("type") == "TaskScheduled":
+            details = event.get("taskScheduledEventDetails", {})
+            if not str(details.get("resource", "")).endswith(".waitForTaskToken"):
+                return False
+            return parked.task_token in str(details.get("parameters", ""))
+    return False

@@ -1,0 +1,51 @@
+"""Request bodies of the jobs API, bounded by `elsai.serverless.limits`."""
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from elsai.serverless import limits
+from elsai.session import keys
+
+IdStr = Annotated[
+    str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=f"^[{limits.ID_CHARS}]+$")
+]
+
+
+class StartJob(BaseModel):
+    """Body of POST /jobs."""
+
+    model_config = ConfigDict(extra="forbid")
+    prompt: str = Field(min_length=1, max_length=limits.MAX_PROMPT_CHARS)
+    session_id: IdStr | None = None
+    agent_id: IdStr = "agent"
+
+    @field_validator("session_id")
+    @classmethod
+    def _session_id(cls, value: str | None) -> str | None:
+        # The storage layout's own rules on top of the pattern (e.g. no ".."); a ValueError
+        # here becomes a 400 like any other validation error.
+        return None if value is None else keys.validate_id(value, "session_id")
+
+    @field_validator("agent_id")
+    @classmethod
+    def _agent_id(cls, value: str) -> str:
+        keys.validate_id(value, "agent_id")
+        return value
+
+
+class InterruptResponse(BaseModel):
+    """One answer: the Converse-style ``interruptResponse`` content."""
+
+    model_config = ConfigDict(extra="forbid")
+    interruptId: str = Field(min_length=1, max_length=limits.MAX_INTERRUPT_ID_CHARS)  # noqa: N815 - Converse-style field name
+    response: Any
+
+
+class AnswerJob(BaseModel):
+    """Body of POST /jobs/{job_id}/responses."""
+
+    model_config = ConfigDict(extra="forbid")
+    responses: list[InterruptResponse] = Field(
+        min_length=1, max_length=limits.MAX_INTERRUPT_RESPONSES
+    )

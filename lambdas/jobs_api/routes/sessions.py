@@ -1,0 +1,28 @@
+"""The HTTP contract of /sessions: a read-only view of a stored session."""
+
+from typing import Any
+
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from elsai.session import keys
+from jobs_api import aws
+from jobs_api.errors import InvalidRequest, NotFound
+from jobs_api.telemetry import tracer
+
+router = Router()
+
+
+@router.get("/sessions/<session_id>")
+@tracer.capture_method(capture_response=False)
+def get_session(session_id: str) -> dict[str, Any]:
+    """Agents, message counts, last message and checkpoint bookmark of a stored session."""
+    try:
+        keys.validate_id(session_id, "session_id")
+    except ValueError as exc:
+        raise InvalidRequest(str(exc)) from exc
+    from elsai.session.inspect import summarize_session
+
+    summary = summarize_session(aws.storage(), session_id)
+    if summary is None:
+        raise NotFound(f"no session {session_id!r}")
+    return summary
