@@ -86,3 +86,23 @@ def test_aws_throttling_is_503_with_retry_after(api: Api, monkeypatch: pytest.Mo
     assert reply.status == 503
     assert reply.headers["retry-after"] == "1"
     reply.error_message()
+
+
+@pytest.mark.parametrize("route", ["session", "job"])
+def test_s3_throttling_under_the_session_store_is_503_too(
+    api: Api, monkeypatch: pytest.MonkeyPatch, route: str
+) -> None:
+    """The store wraps S3's SlowDown in a StorageError; the API still sees throttling."""
+    job_id = api.post_job({"prompt": "hi"}).body["job_id"]  # RUNNING: GET reads the token
+
+    class SlowS3:
+        def get_object(self, **_: object) -> None:
+            raise ClientError({"Error": {"Code": "SlowDown", "Message": "slow"}}, "GetObject")
+
+        def list_objects_v2(self, **_: object) -> None:
+            raise ClientError({"Error": {"Code": "SlowDown", "Message": "slow"}}, "ListObjectsV2")
+
+    monkeypatch.setattr(jobs_api.aws, "s3", SlowS3)
+    reply = api.get_session("s1") if route == "session" else api.get_job(job_id)
+    assert reply.status == 503, reply.body
+    assert reply.headers["retry-after"] == "1"

@@ -130,3 +130,14 @@ def test_lambda_permissions_are_scoped_to_this_api(template_dict: dict[str, Any]
     for p in perms.values():
         assert p["Principal"] == "apigateway.amazonaws.com"
         assert "ApiRestApi" in str(p["SourceArn"])
+
+
+def test_request_models_are_built_from_the_limits_module(template_dict: dict[str, Any]) -> None:
+    """The gate and the handler share `elsai.serverless.limits`, so they cannot drift apart."""
+    from elsai.serverless import limits
+
+    job = _schema_for(template_dict, "prompt")["properties"]
+    assert job["prompt"]["maxLength"] == limits.MAX_PROMPT_CHARS
+    assert job["session_id"]["pattern"] == job["agent_id"]["pattern"] == limits.ID_PATTERN
+    answers = _schema_for(template_dict, "responses")["properties"]["responses"]
+    assert answers["maxItems"] == limits.MAX_INTERRUPT_RESPONSES
