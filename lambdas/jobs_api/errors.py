@@ -9,6 +9,7 @@ class RequestRefused(Exception):
     """A deliberate refusal; `message` is shown to the client as it is."""
 
     def __init__(self, message: str) -> None:
+        """Keep `message` for the response body."""
         super().__init__(message)
         self.message = message
 

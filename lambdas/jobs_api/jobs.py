@@ -204,7 +204,7 @@ def _loads(text: str | None) -> Any:
 
 
 def _waiting_on(execution_arn: str, parked: ParkedTaskToken) -> bool:
-    """Is the execution parked on *this* token now? (The record outlives its answer.)
+    """Whether the execution waits on *this* token now (the record outlives its answer).
 
     The newest history event of a waiting execution is the ``TaskSubmitted`` of the
     ``lambda:invoke.waitForTaskToken`` task; its ``TaskScheduled`` parameters carry the token.

@@ -84,6 +84,6 @@ def _body(model: type[BodyModel]) -> BodyModel:
 
 
 def _in_body(exc: ValidationError) -> list[dict[str, Any]]:
-    """pydantic's errors, located under ``body`` as Powertools reports its own."""
+    """Pydantic's errors, located under ``body`` as Powertools reports its own."""
     found = exc.errors(include_url=False, include_input=False, include_context=False)
     return [{"type": e["type"], "loc": ("body", *e["loc"]), "msg": e["msg"]} for e in found]
