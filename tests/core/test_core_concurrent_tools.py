@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 import pytest
-from core_helpers import assert_valid_transcript, assistant, last_request_results, tool_use
+from core_helpers import assistant, last_request_results, tool_use
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig

@@ -7,7 +7,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from core_helpers import assert_valid_transcript
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.conversation import SlidingWindowConversationManager

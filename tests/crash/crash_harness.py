@@ -25,6 +25,7 @@ CHILD = str(HERE / "child_agent.py")
 sys.path.insert(0, str(HERE))
 
 import child_agent as child  # noqa: E402  (constants shared with the child: prompts, tool ids)
+from transcripts import assert_valid_transcript, transcript_problems  # noqa: E402
 
 AGENT_ID = "worker"
 POSITIONS = ("after_tools", "after_model", "both")
@@ -186,33 +187,6 @@ def result_text(result: dict[str, Any]) -> str:
     return " ".join(b.get("text", "") for b in result.get("content", []))
 
 
-def transcript_problems(messages: list[dict[str, Any]]) -> list[str]:
-    """Why `messages` is not a valid Converse conversation (empty list: it is)."""
-    problems: list[str] = []
-    if not messages:
-        return ["empty transcript"]
-    for i, m in enumerate(messages):
-        expected = "user" if i % 2 == 0 else "assistant"
-        if m.get("role") != expected:
-            problems.append(f"message {i} has role {m.get('role')!r}, expected {expected!r}")
-        if not m.get("content"):
-            problems.append(f"message {i} has no content")
-        if m.get("role") == "assistant" and results(m):
-            problems.append(f"assistant message {i} holds a toolResult")
-        if m.get("role") == "user" and uses(m):
-            problems.append(f"user message {i} holds a toolUse")
-        if m.get("role") == "user":
-            asked = [u["toolUseId"] for u in uses(messages[i - 1])] if i > 0 else []
-            answered = [r["toolUseId"] for r in results(m)]
-            if sorted(answered) != sorted(asked):
-                problems.append(f"message {i} answers {answered} but message {i - 1} asked {asked}")
-    if uses(messages[-1]):
-        problems.append(
-            f"trailing toolUse {[u['toolUseId'] for u in uses(messages[-1])]} is never answered"
-        )
-    return problems
-
-
 # -- the spec's resume rules, applied to a snapshot ---------------------------------------------
 
 
@@ -342,15 +316,9 @@ class CaseResult:
     completed_rerun: tuple[
         str, ...
     ] = ()  # tools that finished but whose result was not durable, re-run
-    finalize_bug_window: bool = False  # crash point lies in the window of the known finalize bug
-
-    def unexpected(self) -> list[Violation]:
-        """Every violation counts (the finalize window is fixed and asserted like the rest)."""
-        return list(self.violations)
-
-    @property
-    def known_bug_violations(self) -> list[Violation]:
-        return []
+    # The crash fell between the durable final answer and the `completed` bookmark (the window
+    # of a fixed finalize bug, asserted like every other point; see test_crash_regressions.py).
+    finalize_window: bool = False
 
 
 @dataclass
@@ -414,7 +382,7 @@ class Matrix:
         assert run.returncode == 0, f"calibration child failed: {run.stderr}"
         writes = read_jsonl(Path(args["writes"]))
         final = Session.parse(args["session_id"], self.store.snapshot(args["session_id"]))
-        assert not transcript_problems(final.messages), transcript_problems(final.messages)
+        assert_valid_transcript(final.messages)
         assert final.bookmark is not None and final.bookmark["execution_status"] == "completed", (
             final.bookmark
         )
@@ -551,7 +519,7 @@ class Matrix:
                 e.event == "done" and e.tool_use_id == t and e.pid == crashed.pid for e in ledger
             )
         )
-        return CaseResult(point, v, expectation, completed_rerun, finalize_bug_applies(at_crash))
+        return CaseResult(point, v, expectation, completed_rerun, in_finalize_window(at_crash))
 
     # -- the assertions, per crash point --
 
@@ -844,9 +812,9 @@ class Matrix:
         return v
 
 
-def finalize_bug_applies(at_crash: Session) -> bool:
-    """Known SDK bug (see test_crash_known_bugs.py): the crash fell between the durable final
-    assistant text and the durable `completed` bookmark, and recovery never finalizes."""
+def in_finalize_window(at_crash: Session) -> bool:
+    """Whether the crash fell after the final assistant text was durable but before the
+    `completed` bookmark: recovery must finalize without asking the model again."""
     msgs = at_crash.messages
     return (
         bool(msgs)
@@ -856,11 +824,11 @@ def finalize_bug_applies(at_crash: Session) -> bool:
     )
 
 
-def format_failures(results: list[CaseResult], *, only_unexpected: bool = True) -> str:
+def format_failures(results: list[CaseResult]) -> str:
+    """Every violation of every crash point, grouped by point, for an assertion message."""
     lines = []
     for r in results:
-        chosen = r.unexpected() if only_unexpected else r.violations
-        if chosen:
+        if r.violations:
             lines.append(f"{r.point.case_id} ({r.point.label}):")
-            lines += [f"    [{x.tag}] {x.detail}" for x in chosen]
+            lines += [f"    [{x.tag}] {x.detail}" for x in r.violations]
     return "\n".join(lines)

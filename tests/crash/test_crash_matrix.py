@@ -60,7 +60,7 @@ def summary(results: list[h.CaseResult]) -> dict[str, int]:
         "gate_denied": sum(e.deny_warning for e in exps),
         "orphans_interrupted": sum(bool(e.interrupted) for e in exps),
         "completed_tool_rerun": sum(bool(r.completed_rerun) for r in results),
-        "known_finalize_bug": sum(bool(r.known_bug_violations) for r in results),
+        "finalize_window": sum(r.finalize_window for r in results),
     }
 
 
