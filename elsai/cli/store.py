@@ -37,15 +37,6 @@ class Store:
         """Every key under `prefix` with its modification time (epoch seconds)."""
         return self._times(prefix)
 
-    def session_ids(self) -> list[str]:
-        """Ids of every directory that looks like a session (has at least one file)."""
-        found = set()
-        for key in self.storage.list("session_"):
-            top = key.split("/", 1)[0]
-            if "/" in key and top.startswith("session_"):
-                found.add(top.removeprefix("session_"))
-        return sorted(found)
-
     def require_session(self, session_id: str) -> None:
         """Exit 2 with one clear line unless the session id is valid and something is stored."""
         try:
