@@ -1,5 +1,7 @@
-"""`elsai local run`: the main job, offline: the synthesized state machine on moto, a Lambda
-killed mid-tool, the Step Functions retry, and the checkpoint resume that completes the job.
+"""`elsai local run`: the main job, offline.
+
+It runs the synthesized state machine on moto, a Lambda killed mid-tool, the Step Functions
+retry, and the checkpoint resume that completes the job.
 
 The runtime lives in the repo's `infra/local` (beside the CDK app it runs), not in the
 installed package, so this command works from a checkout: it finds the repo root and puts
@@ -27,6 +29,7 @@ EVENT_STYLES = {
 
 
 def register(groups: Any) -> None:
+    """Add `elsai local ...` to the CLI (the offline runtime, for trying a job without AWS)."""
     parser = groups.add_parser(
         "local", help="run jobs through the synthesized state machine on moto"
     )

@@ -29,6 +29,8 @@ class CliError(Exception):
 
 @dataclass
 class Store:
+    """The store a command reads: the byte backend plus key listing with modification times."""
+
     storage: StorageBackend
     location: str  # what a person typed: a directory or s3://bucket/prefix
     _times: Callable[[str], dict[str, float]]
@@ -48,6 +50,7 @@ class Store:
 
 
 def open_store(storage_dir: str | None, s3_url: str | None) -> Store:
+    """The store `--storage-dir` or `--s3` names; a clear exit-2 error if it is unusable."""
     if storage_dir and s3_url:
         raise CliError("use either --storage-dir or --s3, not both", 2)
     if s3_url:
