@@ -151,6 +151,7 @@ class BedrockModel(Model):
 
     @property
     def config(self) -> dict[str, Any]:
+        """The settings that identify this model, for logs and traces (no secrets)."""
         return {
             "provider": "bedrock",
             "model_id": self.model_id,
@@ -197,6 +198,7 @@ class BedrockModel(Model):
         return params
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one model call as elsai events, retrying throttling and transient faults."""
         params = self.build_request(request)
         once = self._stream_once if self.streaming else self._converse_once
         # `aclosing`: a consumer that stops early closes the provider stream there and then.

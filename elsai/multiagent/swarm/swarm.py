@@ -89,6 +89,7 @@ class Swarm(MultiAgentBase):
             agent.tool_registry.register(HandoffTool(name, peers))
 
     def __call__(self, task: Task, **kwargs: Any) -> SwarmResult:
+        """Run the swarm to its end (see `invoke_async`)."""
         return super().__call__(task, **kwargs)  # type: ignore[return-value]
 
     async def invoke_async(
@@ -341,8 +342,10 @@ class Swarm(MultiAgentBase):
 
 
 def _restored_result(agent: Agent) -> NodeResult:
-    """The node handed off before the process died and before the cursor said so: its stored
-    last answer stands for the run, and the node is not re-run."""
+    """The stored last answer of a node that handed off before a crash the cursor missed.
+
+    The node is not re-run: its recorded handoff is taken as is.
+    """
     last = next((m for m in reversed(agent.messages) if m["role"] == "assistant"), None)
     return NodeResult(
         restored_agent_result(text_of(last), "end_turn", {}), Status.COMPLETED, restored=True
