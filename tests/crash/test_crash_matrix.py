@@ -89,6 +89,8 @@ def test_crash_matrix(backend: str, position: str, make_store, make_env, tmp_pat
     if position != "after_model":
         assert stats["resumed_after_tools"] > 0
     assert stats["orphans_interrupted"] > 0 and stats["gate_denied"] > 0
+    # The once-buggy window (final answer durable, bookmark not yet completed) is exercised.
+    assert stats["finalize_window"] > 0
 
 
 @pytest.mark.slow
