@@ -42,6 +42,12 @@ def register(groups: Any) -> None:
         "server. The agent Lambda is the real handler in a child process; by default the first attempt is "
         "SIGKILLed inside its 2nd tool call, Step Functions retries it, and the checkpoint resumes it.",
     )
+    _add_run_options(run)
+    run.set_defaults(handler=_run)
+
+
+def _add_run_options(run: argparse.ArgumentParser) -> None:
+    """The options of `elsai local run`: prompt, fault injection, model, slicing, output."""
     run.add_argument(
         "prompt",
         nargs="?",
@@ -88,7 +94,6 @@ def register(groups: Any) -> None:
         "--json", action="store_true", help="print one JSON summary instead of live progress"
     )
     run.add_argument("--no-color", action="store_true", help="never colour (also: NO_COLOR env)")
-    run.set_defaults(handler=_run)
 
 
 def find_repo_root(start: Path | None = None) -> Path | None:
