@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `elsai` argument parser; command groups register themselves so each stays in its module."""
     parser = argparse.ArgumentParser(
         prog="elsai", description="Durable agents: inspect sessions, run jobs locally."
     )
@@ -21,6 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI: one clear line on stderr and a non-zero exit code on failure, no traceback."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -1,5 +1,7 @@
-"""`elsai local run`: the main job, offline: the synthesized state machine on moto, a Lambda
-killed mid-tool, the Step Functions retry, and the checkpoint resume that completes the job.
+"""`elsai local run`: the main job, offline.
+
+It runs the synthesized state machine on moto, a Lambda killed mid-tool, the Step Functions
+retry, and the checkpoint resume that completes the job.
 
 The runtime lives in the repo's `infra/local` (beside the CDK app it runs), not in the
 installed package, so this command works from a checkout: it finds the repo root and puts
@@ -27,6 +29,7 @@ EVENT_STYLES = {
 
 
 def register(groups: Any) -> None:
+    """Add `elsai local ...` to the CLI (the offline runtime, for trying a job without AWS)."""
     parser = groups.add_parser(
         "local", help="run jobs through the synthesized state machine on moto"
     )
@@ -39,6 +42,12 @@ def register(groups: Any) -> None:
         "server. The agent Lambda is the real handler in a child process; by default the first attempt is "
         "SIGKILLed inside its 2nd tool call, Step Functions retries it, and the checkpoint resumes it.",
     )
+    _add_run_options(run)
+    run.set_defaults(handler=_run)
+
+
+def _add_run_options(run: argparse.ArgumentParser) -> None:
+    """The options of `elsai local run`: prompt, fault injection, model, slicing, output."""
     run.add_argument(
         "prompt",
         nargs="?",
@@ -85,7 +94,6 @@ def register(groups: Any) -> None:
         "--json", action="store_true", help="print one JSON summary instead of live progress"
     )
     run.add_argument("--no-color", action="store_true", help="never colour (also: NO_COLOR env)")
-    run.set_defaults(handler=_run)
 
 
 def find_repo_root(start: Path | None = None) -> Path | None:

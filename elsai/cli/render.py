@@ -33,23 +33,28 @@ MAX_LINES = 20  # per text block on a terminal; --full shows everything
 
 @dataclass(frozen=True)
 class Style:
+    """How output looks on this stream: colour and clipping only on a terminal, plain when piped."""
+
     color: bool = False
     width: int | None = None  # clip lines to this many columns; None: never clip
     max_lines: int | None = None
 
     @classmethod
     def for_stream(cls, stream: TextIO, *, no_color: bool = False, full: bool = False) -> Style:
+        """The style that suits `stream`: a terminal gets colour and clipping unless told otherwise."""
         tty = stream.isatty()
         color = tty and not no_color and not os.environ.get("NO_COLOR")
         width = shutil.get_terminal_size().columns if tty and not full else None
         return cls(color=color, width=width, max_lines=MAX_LINES if tty and not full else None)
 
     def paint(self, text: str, *styles: str) -> str:
+        """`text` in ANSI `styles`, or unchanged when colour is off."""
         if not self.color or not styles:
             return text
         return f"\033[{';'.join(_CODES[s] for s in styles)}m{text}\033[0m"
 
     def clip(self, line: str, indent: int = 0) -> str:
+        """`line` cut to the terminal width so long messages do not wrap the layout."""
         room = None if self.width is None else max(self.width - indent, 10)
         return line if room is None or len(line) <= room else line[: room - 1] + "…"
 
@@ -86,12 +91,14 @@ def to_json(value: Any) -> str:
 
 
 def iso(ts: float | None) -> str:
+    """A timestamp as ISO-8601 UTC (or `-`), the form every other elsai record uses."""
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ") if ts is not None else "-"
 
 
 def render_message(
     index: int, message: dict[str, Any], style: Style, *, created_at: str = "", prefix: str = ""
 ) -> list[str]:
+    """The lines that show one stored message: a header, then each content block."""
     role = message.get("role", "?")
     head = style.paint(f"{prefix}[{index}] {role}", "bold", "cyan" if role == "user" else "green")
     lines = [head + (" " + style.paint(created_at, "dim") if created_at else "")]
@@ -154,6 +161,7 @@ def _result_part(part: dict[str, Any]) -> str:
 
 
 def bookmark_line(bookmark: Checkpoint | None) -> str:
+    """A bookmark in one line, with every field that decides the next resume."""
     if bookmark is None:
         return "none"
     return (
@@ -163,12 +171,14 @@ def bookmark_line(bookmark: Checkpoint | None) -> str:
 
 
 def bookmark_short(checkpoint: dict[str, Any] | None) -> str:
+    """A bookmark in a few characters, for the `ls` table."""
     if not checkpoint:
         return "-"
     return f"{checkpoint.get('position')}#{checkpoint.get('cycle_index')} {checkpoint.get('execution_status')}"
 
 
 def next_line(decision: NextInvoke, style: Style) -> str:
+    """What the next invoke would do, coloured by whether it resumes, waits or continues."""
     colour = {
         "resume_after_model": "yellow",
         "resume_after_tools": "yellow",
@@ -181,6 +191,7 @@ def next_line(decision: NextInvoke, style: Style) -> str:
 
 
 def problem_line(problem: Problem, style: Style) -> str:
+    """One problem of `sessions check`: severity and file, then the message indented below."""
     tag = style.paint(
         f"{problem.severity:<7}", "red" if problem.severity == "error" else "yellow", "bold"
     )
@@ -200,6 +211,7 @@ def table(rows: list[list[str]], style: Style, header: list[str]) -> list[str]:
 
 
 def write(lines: list[str], stream: TextIO | None = None) -> None:
+    """Print `lines` to `stream` (stdout by default)."""
     out = stream or sys.stdout
     for line in lines:
         out.write(line + "\n")

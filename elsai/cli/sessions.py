@@ -41,6 +41,7 @@ Handler = Callable[[argparse.Namespace, Store, Style], int]
 
 
 def register(groups: Any) -> None:
+    """Add `elsai sessions ...` (ls, show, check, tail) to the CLI."""
     parser = groups.add_parser(
         "sessions",
         help="inspect stored sessions (local directory or S3)",
@@ -245,6 +246,7 @@ def _snapshot(args: argparse.Namespace, store: Store, **kwargs: Any) -> SessionS
 
 
 def agent_json(agent: AgentSnapshot) -> dict[str, Any]:
+    """One agent as JSON (`--json`): messages, bookmark, interrupts and the next invoke."""
     decision = next_invoke(agent)
     return {
         "agent_id": agent.agent_id,
@@ -307,6 +309,7 @@ def _show(args: argparse.Namespace, store: Store, style: Style) -> int:
 
 
 def agent_lines(agent: AgentSnapshot, style: Style, last: int | None = None) -> list[str]:
+    """One agent of a snapshot for a person: header, newest messages, bookmark, next invoke."""
     count = len(agent.indices)
     lines = [
         style.paint(f"agent {agent.agent_id}", "bold", "magenta")

@@ -29,6 +29,8 @@ class CliError(Exception):
 
 @dataclass
 class Store:
+    """The store a command reads: the byte backend plus key listing with modification times."""
+
     storage: StorageBackend
     location: str  # what a person typed: a directory or s3://bucket/prefix
     _times: Callable[[str], dict[str, float]]
@@ -36,15 +38,6 @@ class Store:
     def times(self, prefix: str) -> dict[str, float]:
         """Every key under `prefix` with its modification time (epoch seconds)."""
         return self._times(prefix)
-
-    def session_ids(self) -> list[str]:
-        """Ids of every directory that looks like a session (has at least one file)."""
-        found = set()
-        for key in self.storage.list("session_"):
-            top = key.split("/", 1)[0]
-            if "/" in key and top.startswith("session_"):
-                found.add(top.removeprefix("session_"))
-        return sorted(found)
 
     def require_session(self, session_id: str) -> None:
         """Exit 2 with one clear line unless the session id is valid and something is stored."""
@@ -57,6 +50,7 @@ class Store:
 
 
 def open_store(storage_dir: str | None, s3_url: str | None) -> Store:
+    """The store `--storage-dir` or `--s3` names; a clear exit-2 error if it is unusable."""
     if storage_dir and s3_url:
         raise CliError("use either --storage-dir or --s3, not both", 2)
     if s3_url:

@@ -33,6 +33,8 @@ class Cursor:
 
 
 class Follower:
+    """Polls one session and prints what is new since the last poll (`sessions tail`)."""
+
     def __init__(self, args: argparse.Namespace, store: Store, style: Style) -> None:
         self.args, self.store, self.style = args, store, style
         self.session_id: str = args.session
@@ -45,12 +47,14 @@ class Follower:
     # -- output ----------------------------------------------------------------------------
 
     def emit(self, event: dict[str, Any], lines: list[str]) -> None:
+        """Print one event, as a JSON line with `--json` or as `lines` for a person."""
         if self.args.json:
             print(to_json(event))
         else:
             write(lines)
 
     def message(self, aid: str, index: int, record: MessageRecord, updated: bool = False) -> None:
+        """Show one stored message (new, or rewritten by a merge when `updated`)."""
         event: dict[str, Any] = {
             "event": "message_updated" if updated else "message",
             "agent_id": aid,
@@ -69,6 +73,7 @@ class Follower:
         )
 
     def bookmark(self, aid: str, bookmark: Checkpoint | None, problem: str | None = None) -> None:
+        """Show a bookmark change, or why the stored bookmark cannot be read."""
         head = self.style.paint(f"{aid} bookmark ", "bold")
         if problem:
             self.emit(
@@ -86,6 +91,7 @@ class Follower:
     # -- polling ---------------------------------------------------------------------------
 
     def poll(self, *, first: bool) -> None:
+        """List the session once and show what changed in each followed agent."""
         prefix = keys.agents_prefix(self.session_id)
         found: dict[str, list[int]] = {}
         for key in self.store.storage.list(prefix):
@@ -101,6 +107,7 @@ class Follower:
         sys.stdout.flush()
 
     def poll_agent(self, aid: str, indices: list[int], *, first: bool) -> None:
+        """Show one agent's new messages, bookmark and interrupts, reading only what changed."""
         sid, storage = self.session_id, self.store.storage
         cursor = self.cursors.setdefault(aid, Cursor())
         if first:
@@ -144,6 +151,7 @@ class Follower:
             )
 
     def show_message(self, aid: str, index: int, data: bytes, updated: bool = False) -> None:
+        """Show a message read from the store, or an error line if the file is corrupt."""
         where = self.store.storage.describe(keys.message_key(self.session_id, aid, index))
         try:
             self.message(aid, index, load(MessageRecord, data, where), updated)
@@ -154,8 +162,11 @@ class Follower:
             )
 
     def catch_up(self, aid: str, cursor: Cursor, count: int) -> None:
-        """Show messages a bookmark counts but the listing missed: they landed between the
-        listing and the bookmark read (a writer stores messages first, the bookmark last)."""
+        """Show messages a bookmark counts but the listing missed.
+
+        They landed between the listing and the bookmark read (a writer stores messages
+        first, the bookmark last).
+        """
         wanted = list(range(cursor.next_index, count))
         objects = self.store.storage.read_many(
             [keys.message_key(self.session_id, aid, i) for i in wanted]
@@ -167,6 +178,7 @@ class Follower:
             cursor.next_index, cursor.last_version = index + 1, obj.version
 
     def show_bookmark(self, aid: str, cursor: Cursor, data: bytes | None, *, first: bool) -> None:
+        """Show a new bookmark; one completed while following ends `--until-complete`."""
         if data is None:
             if not first:
                 self.bookmark(aid, None)
@@ -183,6 +195,7 @@ class Follower:
             self.completed = True
 
     def show_interrupts(self, aid: str, cursor: Cursor, data: bytes) -> None:
+        """Show a change in the number of interrupts waiting for a response."""
         try:
             pending = json.loads(data).get("interrupt_state", {}).get("pending", [])
         except (ValueError, AttributeError):
@@ -201,6 +214,7 @@ class Follower:
 
 
 def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
+    """Run `sessions tail`: poll until interrupted, timed out or (with a flag) completed."""
     deadline = time.monotonic() + args.timeout if args.timeout else None
 
     def expired() -> bool:

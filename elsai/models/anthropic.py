@@ -11,19 +11,20 @@ constructed, never by `import elsai`.
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
-from typing import Any, cast
+from typing import Any
 
 from elsai.errors import ModelError
+from elsai.models._anthropic_request import (
+    convert_messages,
+    convert_tool,
+    convert_tool_choice,
+)
 from elsai.models._optional import (
-    IMAGE_MEDIA_TYPES,
     LoopBoundClient,
     import_sdk,
-    media_bytes,
     sdk_call_kwargs,
 )
 from elsai.models.base import (
@@ -38,7 +39,7 @@ from elsai.models.base import (
     ToolUseStart,
 )
 from elsai.models.retry import RetryPolicy, stream_with_retries
-from elsai.types import Message, StopReason, ToolChoice, ToolSpec, Usage, empty_usage
+from elsai.types import StopReason, Usage, empty_usage
 
 DEFAULT_MODEL_ID = "claude-sonnet-4-6"
 """Claude Sonnet 4.6, the model `BedrockModel` defaults to: switching provider keeps the model."""
@@ -64,7 +65,6 @@ _OVERFLOW_HINTS = (
     "context window",
     "too many input tokens",
 )
-_TEXT_DOCUMENTS = {"txt", "md", "csv", "html"}
 
 
 class AnthropicModel(Model):
@@ -109,6 +109,7 @@ class AnthropicModel(Model):
 
     @property
     def config(self) -> dict[str, Any]:
+        """The settings that identify this model, for logs and traces (no secrets)."""
         return {
             "provider": "anthropic",
             "model_id": self.model_id,
@@ -125,21 +126,22 @@ class AnthropicModel(Model):
         body: dict[str, Any] = {
             "model": self.model_id,
             "max_tokens": self.max_tokens,
-            "messages": _messages(request.messages),
+            "messages": convert_messages(request.messages),
         }
         if request.system_prompt:
             body["system"] = request.system_prompt
         if self.temperature is not None:
             body["temperature"] = self.temperature
         if request.tool_specs:
-            body["tools"] = [_tool(spec) for spec in request.tool_specs]
+            body["tools"] = [convert_tool(spec) for spec in request.tool_specs]
             if request.tool_choice:
-                body["tool_choice"] = _tool_choice(request.tool_choice)
+                body["tool_choice"] = convert_tool_choice(request.tool_choice)
         body.update(self.params)
         body["stream"] = True
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one model call as elsai events, retrying throttling and transient faults."""
         body = self.build_request(request)
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
         events = stream_with_retries(
@@ -273,131 +275,3 @@ def _delta_events(index: int, delta: Any) -> list[ModelEvent]:
     if kind == "signature_delta":
         return [ReasoningDelta(index, signature=delta.signature)]
     return []
-
-
-# -- Converse -> Messages API --------------------------------------------------------------
-
-
-def _messages(messages: Any) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for message in cast(list[Message], messages):
-        content = _content(message["content"])
-        if message["role"] == "user":
-            # Anthropic wants the answers to the previous turn's tool calls first.
-            content.sort(key=lambda b: b["type"] != "tool_result")
-        if content:
-            out.append({"role": message["role"], "content": content})
-    return out
-
-
-def _content(blocks: Any) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for block in blocks:
-        if "cachePoint" in block:
-            if out:  # a Converse cache point marks the end of the block before it
-                out[-1]["cache_control"] = {"type": "ephemeral"}
-            continue
-        converted = _block(block)
-        if converted is not None:
-            out.append(converted)
-    return out
-
-
-def _block(block: Mapping[str, Any]) -> dict[str, Any] | None:
-    if "text" in block:
-        # The API rejects blank text blocks.
-        return {"type": "text", "text": block["text"]} if str(block["text"]).strip() else None
-    if "toolUse" in block:
-        use = block["toolUse"]
-        # Input the model garbled is kept as a string by the assembler; the API wants an object.
-        tool_input = use.get("input")
-        return {
-            "type": "tool_use",
-            "id": use["toolUseId"],
-            "name": use["name"],
-            "input": tool_input if isinstance(tool_input, dict) else {},
-        }
-    if "toolResult" in block:
-        return _tool_result(block["toolResult"])
-    if "image" in block:
-        return _image(block["image"])
-    if "document" in block:
-        return _document(block["document"])
-    if "reasoningContent" in block:
-        return _reasoning(block["reasoningContent"])
-    return None  # elsai bookkeeping or Converse-only blocks the Messages API cannot take
-
-
-def _tool_result(result: Mapping[str, Any]) -> dict[str, Any]:
-    content: list[dict[str, Any]] = []
-    for item in result.get("content", []):
-        if "text" in item:
-            content.append({"type": "text", "text": item["text"]})
-        elif "json" in item:
-            content.append({"type": "text", "text": json.dumps(item["json"])})
-        elif "image" in item:
-            content.append(_image(item["image"]))
-        elif "document" in item:
-            content.append(_document(item["document"]))
-    out: dict[str, Any] = {
-        "type": "tool_result",
-        "tool_use_id": result["toolUseId"],
-        "content": content,
-    }
-    if result.get("status") == "error":
-        out["is_error"] = True
-    return out
-
-
-def _image(image: Mapping[str, Any]) -> dict[str, Any]:
-    fmt = str(image.get("format", "")).lower()
-    if fmt not in IMAGE_MEDIA_TYPES:
-        raise ModelError(f"AnthropicModel cannot send images of format {fmt!r}")
-    return {
-        "type": "image",
-        "source": {"type": "base64", "media_type": IMAGE_MEDIA_TYPES[fmt], "data": _b64(image)},
-    }
-
-
-def _document(document: Mapping[str, Any]) -> dict[str, Any]:
-    fmt = str(document.get("format", "")).lower()
-    if fmt == "pdf":
-        source = {"type": "base64", "media_type": "application/pdf", "data": _b64(document)}
-    elif fmt in _TEXT_DOCUMENTS:
-        text = media_bytes(document).decode("utf-8", "replace")
-        source = {"type": "text", "media_type": "text/plain", "data": text}
-    else:
-        raise ModelError(f"AnthropicModel cannot send documents of format {fmt!r}")
-    out: dict[str, Any] = {"type": "document", "source": source}
-    if document.get("name"):
-        out["title"] = document["name"]
-    return out
-
-
-def _reasoning(reasoning: Mapping[str, Any]) -> dict[str, Any] | None:
-    text = reasoning.get("reasoningText") or {}
-    # Thinking is only accepted back with the signature that proves it came from Claude.
-    if text.get("signature"):
-        thinking = text.get("text", "")
-        return {"type": "thinking", "thinking": thinking, "signature": text["signature"]}
-    return None
-
-
-def _b64(media: Mapping[str, Any]) -> str:
-    return base64.b64encode(media_bytes(media)).decode("ascii")
-
-
-def _tool(spec: ToolSpec) -> dict[str, Any]:
-    return {
-        "name": spec["name"],
-        "description": spec["description"],
-        "input_schema": spec["inputSchema"]["json"],
-    }
-
-
-def _tool_choice(choice: ToolChoice) -> dict[str, Any]:
-    if "tool" in choice:
-        return {"type": "tool", "name": choice["tool"]["name"]}
-    if "any" in choice:
-        return {"type": "any"}
-    return {"type": "auto"}

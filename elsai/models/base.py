@@ -25,6 +25,8 @@ class TextDelta:
 
 @dataclass(frozen=True)
 class ToolUseStart:
+    """A tool call begins in content block `index`; its input follows as `ToolInputDelta`s."""
+
     index: int
     tool_use_id: str
     name: str
@@ -40,6 +42,8 @@ class ToolInputDelta:
 
 @dataclass(frozen=True)
 class ReasoningDelta:
+    """A piece of the model's reasoning (or its signature) for content block `index`."""
+
     index: int
     text: str = ""
     signature: str | None = None
@@ -47,6 +51,8 @@ class ReasoningDelta:
 
 @dataclass(frozen=True)
 class BlockStop:
+    """Content block `index` is complete."""
+
     index: int
 
 

@@ -109,6 +109,7 @@ class OpenAIModel(Model):
 
     @property
     def config(self) -> dict[str, Any]:
+        """The settings that identify this model, for logs and traces (no secrets)."""
         return {
             "provider": "openai",
             "model_id": self.model_id,
@@ -137,6 +138,7 @@ class OpenAIModel(Model):
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one model call as elsai events, retrying throttling and transient faults."""
         body = self.build_request(request)
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
         events = stream_with_retries(

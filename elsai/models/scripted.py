@@ -60,17 +60,21 @@ class ScriptedModel(Model):
 
     @property
     def calls(self) -> int:
+        """How many scripted responses were served so far."""
         return self._next
 
     @property
     def remaining(self) -> int:
+        """How many scripted responses are left, so a test can check the script was used up."""
         return len(self._responses) - self._next
 
     @property
     def config(self) -> dict[str, Any]:
+        """The settings that identify this model, for logs and traces."""
         return {"provider": "scripted", "responses": len(self._responses)}
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Serve the next scripted response as the events a real provider would emit."""
         if self._record:
             self.requests.append(
                 RecordedRequest(

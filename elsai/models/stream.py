@@ -37,6 +37,7 @@ class MessageAssembler:
         self.latency_ms = 0
 
     def feed(self, event: ModelEvent) -> None:
+        """Add the next event of the stream to the message being built."""
         if isinstance(event, TextDelta):
             self._blocks.setdefault(event.index, _Block("text")).text.append(event.text)
         elif isinstance(event, ToolUseStart):
@@ -58,6 +59,7 @@ class MessageAssembler:
             pass
 
     def message(self) -> Message:
+        """The assistant message the fed events describe, in content-block order."""
         content: list[ContentBlock] = []
         for index in sorted(self._blocks):
             block = self._blocks[index]

@@ -65,6 +65,7 @@ def empty_metrics() -> dict[str, float]:
 
 
 def add_metrics(total: dict[str, float], metrics: dict[str, float]) -> None:
+    """Add one node's metrics to a run's totals (metrics are summed, never overwritten)."""
     for key in ("latency_ms", "cycles", "model_calls", "tool_calls"):
         total[key] = total.get(key, 0) + metrics.get(key, 0)
     total["latency_ms"] = round(total["latency_ms"], 3)
@@ -97,16 +98,19 @@ class NodeResult:
 
     @property
     def text(self) -> str:
+        """The node's answer text (empty if it produced no result)."""
         return self.result.text if self.result is not None else ""
 
     @property
     def stop_reason(self) -> StopReason | None:
+        """Why the node's agent stopped, or None when the node was not a single agent."""
         if isinstance(self.result, AgentResult):
             return self.result.stop_reason
         return None
 
     @property
     def interrupts(self) -> list[Any]:
+        """The node's pending interrupts, to answer by invoking the orchestrator again."""
         if self.result is None:
             return []
         return list(self.result.interrupts)
@@ -134,10 +138,12 @@ class MultiAgentResult:
 
     @property
     def text(self) -> str:
+        """The run's answer text; each orchestrator's result says which nodes it comes from."""
         return ""
 
     @property
     def resumed_from_checkpoint(self) -> bool:
+        """Whether any node acted on its own checkpoint bookmark during this call."""
         return any(r.resumed_from_checkpoint for r in self.results.values())
 
     def __str__(self) -> str:

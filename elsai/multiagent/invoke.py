@@ -49,6 +49,7 @@ class NodeCall:
 
 
 def status_of(result: AgentResult | MultiAgentResult) -> Status:
+    """The orchestrator status one node's result stands for."""
     if isinstance(result, MultiAgentResult):
         return result.status
     if result.stop_reason == "interrupt":
@@ -59,6 +60,7 @@ def status_of(result: AgentResult | MultiAgentResult) -> Status:
 
 
 def node_result(result: AgentResult | MultiAgentResult, seconds: float) -> NodeResult:
+    """One execution's result with its usage, metrics and duration, as the cursor records it."""
     if isinstance(result, MultiAgentResult):
         usage: Usage = dict(result.accumulated_usage)  # type: ignore[assignment]
         metrics = dict(result.accumulated_metrics)
@@ -123,6 +125,7 @@ def _exception_result(call: NodeCall, exc: Exception, started: float) -> NodeRes
 
 
 def failed(message: str, seconds: float, exc: BaseException | None = None) -> NodeResult:
+    """The result of a node that failed, with a message saying why."""
     return NodeResult(
         result=None,
         status=Status.FAILED,
@@ -134,6 +137,7 @@ def failed(message: str, seconds: float, exc: BaseException | None = None) -> No
 
 
 def has_interrupt_responses(task: Task) -> bool:
+    """Whether `task` carries interruptResponse blocks (answers for an interrupted node)."""
     return (
         any(isinstance(b.get("interruptResponse"), dict) for b in blocks_of(task))
         if not isinstance(task, str)

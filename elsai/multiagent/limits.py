@@ -13,6 +13,7 @@ def positive_seconds(value: float | None, what: str) -> float | None:
 
 
 def int_at_least(value: int, what: str, minimum: int = 1) -> int:
+    """`value` if it is an int of at least `minimum`; a clear ValueError naming `what` otherwise."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{what} must be an int >= {minimum}, got {value!r}")
     return value

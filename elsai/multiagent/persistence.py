@@ -44,6 +44,7 @@ class NodeRecord(BaseModel):
 
     @classmethod
     def of(cls, result: NodeResult) -> NodeRecord:
+        """The record of one node execution, as persisted in multi_agent.json."""
         return cls(
             status=result.status,
             text=result.text,
@@ -56,6 +57,7 @@ class NodeRecord(BaseModel):
         )
 
     def to_result(self) -> NodeResult:
+        """The node result this record stands for when a run is continued in a new process."""
         result = restored_agent_result(self.text, self.stop_reason, self.usage)
         result.interrupts = [dict(i) for i in self.interrupts]
         return NodeResult(
@@ -118,6 +120,8 @@ class CursorRecord(BaseModel):
 
 
 class GraphCursor(CursorRecord):
+    """A graph run in multi_agent.json: what completed, failed, and runs next."""
+
     type: Literal["graph"] = "graph"
     completed_nodes: list[str] = Field(default_factory=list)
     failed_nodes: list[str] = Field(default_factory=list)
@@ -136,6 +140,8 @@ class GraphCursor(CursorRecord):
 
 
 class HandoffRecord(BaseModel):
+    """One handoff between swarm agents, as persisted."""
+
     from_node: str
     to_node: str
     message: str
@@ -143,6 +149,8 @@ class HandoffRecord(BaseModel):
 
 
 class SwarmCursor(CursorRecord):
+    """A swarm run in multi_agent.json: the current node, its history and the handoffs."""
+
     type: Literal["swarm"] = "swarm"
     current_node: str
     node_history: list[str] = Field(default_factory=list)
@@ -170,6 +178,8 @@ def encode_task(task: Task) -> Any:
 
 
 def decode_task(value: Any) -> Task:
+    """The task `encode_task` stored, with its bytes restored."""
+
     def walk(item: Any) -> Any:
         if isinstance(item, dict):
             if len(item) == 1 and "__bytes__" in item:
@@ -201,9 +211,11 @@ class CursorStore:
 
     @property
     def enabled(self) -> bool:
+        """Whether there is a session to persist to (without one, saving is a no-op)."""
         return self.manager is not None
 
     def where(self) -> str:
+        """Where the cursor is stored, for messages a person reads."""
         if self.manager is None:
             return "multi_agent.json"
         from elsai.session import keys
@@ -238,6 +250,7 @@ class CursorStore:
         return record
 
     def save(self, record: CursorRecord) -> None:
+        """Write the cursor, conditionally on the version last read (a second writer fails loudly)."""
         if self.manager is None:
             return
         record.updated_at = utc_now()

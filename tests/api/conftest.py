@@ -15,13 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
-
-boto3 = pytest.importorskip("boto3")
-pytest.importorskip("moto")
-pytest.importorskip("aws_lambda_powertools")
-
-from api_helpers import (  # noqa: E402
+from api_helpers import (
     ACCOUNT,
     AGENT_ARN,
     BUCKET,
@@ -31,7 +27,7 @@ from api_helpers import (  # noqa: E402
     Api,
     FakeContext,
 )
-from moto import mock_aws  # noqa: E402
+from moto import mock_aws
 
 LAMBDAS = Path(__file__).resolve().parents[2] / "lambdas"
 if str(LAMBDAS) not in sys.path:  # the handlers are top-level modules in the Lambda bundle

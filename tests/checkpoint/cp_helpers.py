@@ -95,20 +95,3 @@ def stored_messages(store: Path, **ids: str) -> list[dict[str, Any]]:
         "message files must be contiguous"
     )
     return [json.loads(p.read_text())["message"] for p in files]
-
-
-def assert_valid_transcript(messages: list[dict[str, Any]]) -> None:
-    """Roles alternate, start with user; every toolUse is answered in the next message."""
-    assert messages and messages[0]["role"] == "user"
-    for before, after in zip(messages, messages[1:], strict=False):
-        assert before["role"] != after["role"], f"two {before['role']} messages in a row"
-    for i, message in enumerate(messages):
-        uses = [b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b]
-        if uses:
-            assert i + 1 < len(messages), "a trailing toolUse has no result"
-            answered = [
-                b["toolResult"]["toolUseId"]
-                for b in messages[i + 1]["content"]
-                if "toolResult" in b
-            ]
-            assert sorted(answered) == sorted(uses)

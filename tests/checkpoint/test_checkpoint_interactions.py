@@ -10,16 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cp_helpers import (
-    CountingStorage,
-    Crash,
-    agent_dir,
-    assert_valid_transcript,
-    read_bookmark,
-    stored_messages,
-    tool_call,
-)
+from cp_helpers import CountingStorage, Crash, agent_dir, read_bookmark, stored_messages, tool_call
 from pydantic import BaseModel
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig

@@ -9,15 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cp_helpers import (
-    CountingStorage,
-    Crash,
-    agent_dir,
-    assert_valid_transcript,
-    read_bookmark,
-    stored_messages,
-    tool_call,
-)
+from cp_helpers import CountingStorage, Crash, agent_dir, read_bookmark, stored_messages, tool_call
+from transcripts import assert_valid_transcript
 
 from elsai import Agent
 from elsai.agent import AgentConfig

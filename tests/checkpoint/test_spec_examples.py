@@ -9,7 +9,8 @@ from typing import Any
 
 import boto3
 import pytest
-from cp_helpers import Crash, assert_valid_transcript, tool_call
+from cp_helpers import Crash, tool_call
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig

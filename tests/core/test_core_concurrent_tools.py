@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 import pytest
-from core_helpers import assert_valid_transcript, assistant, last_request_results, tool_use
+from core_helpers import assistant, last_request_results, tool_use
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -61,9 +62,7 @@ def batch_script() -> list[Any]:
     ]
 
 
-def run_batch(
-    config: AgentConfig | None,
-) -> tuple[Agent, ScriptedModel, Timeline, float, list[str]]:
+def run_batch(config: AgentConfig | None) -> tuple[Agent, ScriptedModel, Timeline, list[str]]:
     timeline = Timeline()
     model = ScriptedModel(batch_script())
     agent = Agent(model=model, tools=make_tools(timeline), config=config)
@@ -74,20 +73,18 @@ def run_batch(
             if isinstance(event, ToolEndEvent):
                 ended.append(event.tool_use["toolUseId"])
 
-    start = time.perf_counter()
     asyncio.run(consume())
-    return agent, model, timeline, time.perf_counter() - start, ended
+    return agent, model, timeline, ended
 
 
 def test_tools_of_one_message_overlap_in_time_and_results_keep_request_order() -> None:
-    agent, model, timeline, elapsed, ended = run_batch(None)
+    agent, model, timeline, ended = run_batch(None)
 
     spans = timeline.spans
-    longest, total = max(DELAYS.values()), sum(DELAYS.values())
-    # Every call started before the first one finished: they really ran together.
+    assert sorted(spans) == ["c1", "c2", "c3"]
+    # Every call started before the first one finished: they really ran together (sequential
+    # runs would make each start after the previous end), the two sync ones in worker threads.
     assert max(s for s, _ in spans.values()) < min(e for _, e in spans.values())
-    assert elapsed >= longest
-    assert elapsed < total - 0.25, f"batch took {elapsed:.2f}s; sequential would take {total:.2f}s"
     # They finished fastest-first ...
     assert ended == ["c3", "c2", "c1"]
     # ... but the model sees the results in the order it asked for them.
@@ -102,12 +99,11 @@ def test_tools_of_one_message_overlap_in_time_and_results_keep_request_order() -
 
 
 def test_sequential_executor_runs_one_call_at_a_time_in_request_order() -> None:
-    agent, model, timeline, elapsed, ended = run_batch(AgentConfig(tool_executor="sequential"))
+    agent, model, timeline, ended = run_batch(AgentConfig(tool_executor="sequential"))
 
     spans = [timeline.spans[k] for k in ("c1", "c2", "c3")]
     for (_, prev_end), (next_start, _) in zip(spans, spans[1:], strict=False):
         assert next_start >= prev_end, "a call started before the previous one finished"
-    assert elapsed >= sum(DELAYS.values())
     assert ended == ["c1", "c2", "c3"]
     assert [r["toolUseId"] for r in last_request_results(model)] == ["c1", "c2", "c3"]
     assert_valid_transcript(agent.messages)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from core_helpers import assert_valid_transcript, assistant, results_of, tool_use, uses_of
+from core_helpers import assistant, results_of, tool_use, uses_of
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from core_helpers import assert_valid_transcript, assistant, tool_use
+from core_helpers import assistant, tool_use
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, AgentResult, tool
 from elsai.errors import ScriptExhaustedError

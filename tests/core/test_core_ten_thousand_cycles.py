@@ -1,13 +1,17 @@
-"""One invocation of 10,000 tool cycles: flat stack, flat memory, reasonable time."""
+"""One invocation of 10,000 tool cycles: flat stack, flat memory, pooled worker threads.
+
+Times are printed for the reader, never asserted (a loaded machine must not fail the suite).
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 import tracemalloc
 from typing import Any
 
-from core_helpers import assert_valid_transcript
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.conversation import SlidingWindowConversationManager
@@ -15,6 +19,8 @@ from elsai.models import ScriptedModel
 
 CYCLES = 10_000
 EARLY, LATE = 2_000, CYCLES - 1
+# asyncio's default executor has at most min(32, cpus + 4) threads.
+POOL_BOUND = 32
 
 
 def frame_depth() -> int:
@@ -88,13 +94,16 @@ def test_ten_thousand_cycles_run_with_a_flat_stack_and_flat_memory() -> None:
         f"memory after {EARLY}: {memory[EARLY] / 1024:.0f} KiB, after {LATE}: {memory[LATE] / 1024:.0f} KiB, "
         f"growth {growth} B, peak {peak_after_early / 1024:.0f} KiB"
     )
-    assert elapsed < 60
 
 
-def test_ten_thousand_cycles_with_a_sync_tool_finish_quickly() -> None:
+def test_ten_thousand_cycles_with_a_sync_tool_reuse_a_small_thread_pool() -> None:
+    # Thread objects are kept alive, so distinct ids mean distinct threads (no id reuse).
+    threads: list[threading.Thread] = []
+
     @tool
     def noop(i: int) -> str:
         """Does nothing, in a worker thread."""
+        threads.append(threading.current_thread())
         return "ok"
 
     script: list[Any] = [
@@ -105,9 +114,13 @@ def test_ten_thousand_cycles_with_a_sync_tool_finish_quickly() -> None:
         for i in range(CYCLES)
     ]
     agent = Agent(model=ScriptedModel([*script, "done"], record=False), tools=[noop])
+    main_thread = threading.current_thread()
     started = time.perf_counter()
     result = agent("go")
     elapsed = time.perf_counter() - started
     print(f"\n10k cycles, sync tool, no tracing: {elapsed:.2f}s")
     assert result.metrics.cycles == CYCLES + 1
-    assert elapsed < 60
+    assert len(threads) == CYCLES
+    # A thread per call would cost 10,000 thread starts; the calls share a bounded pool instead.
+    workers = {id(t) for t in threads}
+    assert main_thread not in threads and len(workers) <= POOL_BOUND, len(workers)

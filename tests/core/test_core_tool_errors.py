@@ -7,13 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from core_helpers import (
-    assert_valid_transcript,
-    assistant,
-    last_request_results,
-    text_of_result,
-    tool_use,
-)
+from core_helpers import assistant, last_request_results, text_of_result, tool_use
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.errors import ToolError

@@ -17,6 +17,7 @@ from typing import Any
 import child_agent as child
 import crash_harness as h
 import pytest
+from transcripts import assert_valid_transcript
 
 AGENT = h.AGENT_ID
 
@@ -101,7 +102,7 @@ def test_two_processes_race_one_wins(backend: str, make_store, make_env, tmp_pat
     assert "SessionConflictError" in outcomes[loser][1]
 
     after = hs.session()
-    assert not h.transcript_problems(after.messages)
+    assert_valid_transcript(after.messages)
     assert after.message_indices == list(range(len(before.messages) + 2))
     assert after.messages[: len(before.messages)] == before.messages
     user_texts = [t for m in after.messages if m["role"] == "user" for t in h.texts(m)]
@@ -129,7 +130,7 @@ def test_zombie_first_write_is_a_create(backend: str, make_store, make_env, tmp_
     assert hs.snapshot() == settled, "the zombie changed stored data"
     writes = h.read_jsonl(tmp_path / "writes-A.log")
     assert writes == [], f"the zombie completed writes: {writes}"
-    assert not h.transcript_problems(hs.session().messages)
+    assert_valid_transcript(hs.session().messages)
 
 
 @pytest.mark.parametrize("backend", ["file", "s3"])
@@ -156,7 +157,7 @@ def test_zombie_first_write_is_a_replace(
     assert hs.snapshot() == settled, "the zombie changed stored data"
     assert h.read_jsonl(tmp_path / "writes-A.log") == []
     final = hs.session()
-    assert not h.transcript_problems(final.messages)
+    assert_valid_transcript(final.messages)
     assert final.bookmark["execution_status"] == "completed"
     user_texts = [t for m in final.messages if m["role"] == "user" for t in h.texts(m)]
     assert user_texts.count(child.CONTINUE) == 1

@@ -14,9 +14,6 @@ if str(REPO_ROOT) not in sys.path:  # `infra` is a top-level package beside `els
     sys.path.insert(0, str(REPO_ROOT))
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-pytest.importorskip("aws_cdk", reason="aws-cdk-lib not installed (dev extra)")
-pytest.importorskip("cdk_nag", reason="cdk-nag not installed (dev extra)")
-
 
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:

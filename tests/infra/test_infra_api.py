@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import pytest
 from aws_cdk.assertions import Match, Template
 
@@ -89,7 +90,6 @@ def _schema_for(template_dict: dict[str, Any], required: str) -> dict[str, Any]:
 def test_request_models_match_the_api_handler_contract(
     template_dict: dict[str, Any], required: str, body: dict[str, Any], ok: bool
 ) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     validator = jsonschema.Draft4Validator(_schema_for(template_dict, required))
     assert validator.is_valid(body) is ok
 

@@ -14,15 +14,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
+from moto.awslambda_simple.models import LambdaSimpleBackend
 
-boto3 = pytest.importorskip("boto3")
-moto = pytest.importorskip("moto")
-
-from moto import mock_aws  # noqa: E402
-from moto.awslambda_simple.models import LambdaSimpleBackend  # noqa: E402
-
-from infra.synth import state_machine_definition  # noqa: E402
+from infra.synth import state_machine_definition
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

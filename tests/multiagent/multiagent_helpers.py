@@ -94,23 +94,6 @@ def read_bookmark(store: Path, agent_id: str, session_id: str = "job") -> dict[s
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def assert_valid_transcript(messages: list[dict[str, Any]]) -> None:
-    """Roles alternate from a first user message; every toolUse is answered in the next message."""
-    assert messages and messages[0]["role"] == "user"
-    for before, after in zip(messages, messages[1:], strict=False):
-        assert before["role"] != after["role"], f"two {before['role']} messages in a row"
-    for i, message in enumerate(messages):
-        uses = sorted(b["toolUse"]["toolUseId"] for b in message["content"] if "toolUse" in b)
-        if uses:
-            assert i + 1 < len(messages), "a trailing toolUse has no result"
-            answered = sorted(
-                b["toolResult"]["toolUseId"]
-                for b in messages[i + 1]["content"]
-                if "toolResult" in b
-            )
-            assert answered == uses
-
-
 class HookedStorage(StorageBackend):
     """Delegates to a real backend; `before_write(key, nth)` runs before each write of a key."""
 

@@ -13,13 +13,13 @@ from multiagent_helpers import (
     Crash,
     HookedStorage,
     agent,
-    assert_valid_transcript,
     model_of,
     read_cursor,
     request_text,
     stored_messages,
     tool_call,
 )
+from transcripts import assert_valid_transcript
 
 from elsai import tool
 from elsai.multiagent import Graph, GraphBuilder, MultiAgentBase, MultiAgentResult, Status

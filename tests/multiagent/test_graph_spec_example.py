@@ -5,14 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from multiagent_helpers import (
-    assert_valid_transcript,
-    model_of,
-    read_cursor,
-    request_text,
-    stored_messages,
-    tool_call,
-)
+from multiagent_helpers import model_of, read_cursor, request_text, stored_messages, tool_call
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig

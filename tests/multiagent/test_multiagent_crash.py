@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from multiagent_helpers import assert_valid_transcript, read_bookmark, read_cursor, stored_messages
+from multiagent_helpers import read_bookmark, read_cursor, stored_messages
+from transcripts import assert_valid_transcript
 
 CHILD = Path(__file__).with_name("multiagent_crash_child.py")
 SESSION = "job-9"

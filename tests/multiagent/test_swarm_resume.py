@@ -10,13 +10,13 @@ from multiagent_helpers import (
     Crash,
     HookedStorage,
     agent,
-    assert_valid_transcript,
     handoff,
     model_of,
     read_cursor,
     stored_messages,
     tool_call,
 )
+from transcripts import assert_valid_transcript
 
 from elsai import tool
 from elsai.multiagent import Status, Swarm

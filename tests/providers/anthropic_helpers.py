@@ -1,20 +1,17 @@
 """Shared setup of the AnthropicModel tests: a model on a mocked HTTP API, canned replies.
 
-Importing it skips the importing test module when the `anthropic` SDK is not installed.
+The `anthropic` SDK is in the dev extra: a plain import, so a missing SDK fails the suite.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
+import anthropic
 from provider_helpers import MockAPI, Reply, Sleeps, anthropic_sse
 
+from elsai.models.anthropic import DEFAULT_MODEL_ID, AnthropicModel
 from elsai.models.base import ModelRequest
-
-anthropic = pytest.importorskip("anthropic")
-
-from elsai.models.anthropic import DEFAULT_MODEL_ID, AnthropicModel  # noqa: E402
 
 HELLO = ModelRequest(messages=[{"role": "user", "content": [{"text": "hello"}]}])
 

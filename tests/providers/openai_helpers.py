@@ -1,20 +1,17 @@
 """Shared setup of the OpenAIModel tests: a model on a mocked HTTP API, canned replies.
 
-Importing it skips the importing test module when the `openai` SDK is not installed.
+The `openai` SDK is in the dev extra: a plain import, so a missing SDK fails the suite.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
+import openai
 from provider_helpers import MockAPI, Reply, Sleeps
 
 from elsai.models.base import ModelRequest
-
-openai = pytest.importorskip("openai")
-
-from elsai.models.openai import OpenAIModel  # noqa: E402
+from elsai.models.openai import OpenAIModel
 
 HELLO = ModelRequest(messages=[{"role": "user", "content": [{"text": "hello"}]}])
 

@@ -12,16 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from serverless_helpers import Stack
 
-pytest.importorskip("moto.server", reason="moto[server] not installed (dev extra)")
-pytest.importorskip("aws_cdk", reason="aws-cdk-lib not installed (dev extra)")
-pytest.importorskip(
-    "aws_lambda_powertools", reason="aws-lambda-powertools not installed (dev extra)"
-)
-
-from serverless_helpers import Stack  # noqa: E402
-
-from infra.local import LocalRuntime  # noqa: E402
+from infra.local import LocalRuntime
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

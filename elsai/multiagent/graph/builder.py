@@ -102,6 +102,7 @@ class GraphBuilder:
         return self
 
     def build(self) -> Graph:
+        """Check the nodes, edges and limits and return the graph; bad definitions fail here."""
         from elsai.multiagent.graph.graph import Graph, GraphConfig
 
         if not self._nodes:

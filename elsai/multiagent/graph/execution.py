@@ -53,6 +53,7 @@ class GraphExecution:
         self.errors: list[str] = []
 
     async def run(self) -> None:
+        """Run batches of ready nodes until none are left or the run stops."""
         state, config = self.state, self.graph.config
         if not state.next_nodes:
             self._select_next()  # a resumed run that stopped between batches

@@ -49,6 +49,8 @@ logger = logging.getLogger("elsai.multiagent")
 
 @dataclass(frozen=True)
 class GraphConfig:
+    """A graph's fixed settings, as checked by `GraphBuilder.build`."""
+
     graph_id: str
     entry_points: list[str]
     session_manager: SessionManager | None = None
@@ -80,9 +82,11 @@ class Graph(MultiAgentBase):
 
     @property
     def entry_points(self) -> list[str]:
+        """The nodes a new run starts from."""
         return list(self.config.entry_points)
 
     def __call__(self, task: Task, **kwargs: Any) -> GraphResult:
+        """Run the graph to its end (see `invoke_async`)."""
         return super().__call__(task, **kwargs)  # type: ignore[return-value]
 
     async def invoke_async(
@@ -148,6 +152,7 @@ class Graph(MultiAgentBase):
     # -- cursor <-> state --------------------------------------------------------------------
 
     def cursor_of(self, state: GraphState) -> GraphCursor:
+        """The multi_agent.json record of `state`, written as each node finishes."""
         return GraphCursor(
             id=self.id,
             run_id=state.run_id,

@@ -13,18 +13,23 @@ from elsai.types import Usage, empty_usage
 
 @dataclass(frozen=True)
 class GraphNode:
+    """A named executor (an agent or a nested orchestrator) in a graph."""
+
     name: str
     executor: Executor
 
 
 @dataclass(frozen=True)
 class GraphEdge:
+    """A directed edge; `condition` decides, from the graph state, whether it is taken."""
+
     from_node: str
     to_node: str
     #: Called with the GraphState when `from_node` completes; None = always traverse.
     condition: Callable[[GraphState], bool] | None = None
 
     def should_traverse(self, state: GraphState) -> bool:
+        """Whether the edge is taken now (always, without a condition)."""
         return True if self.condition is None else bool(self.condition(state))
 
 
@@ -61,6 +66,7 @@ class GraphState:
     resumable: bool = True
 
     def result_text(self, name: str) -> str:
+        """The latest answer text of node `name` (empty if it has not run)."""
         result = self.results.get(name)
         return result.text if result is not None else ""
 
@@ -96,9 +102,11 @@ class GraphResult(MultiAgentResult):
 
     @property
     def text(self) -> str:
+        """The answers of the output nodes, joined by blank lines."""
         return "\n\n".join(self.results[n].text for n in self.output_nodes if n in self.results)
 
     def summary(self) -> dict[str, Any]:
+        """The run in a small JSON-able dict, for logs and reports."""
         return {
             "status": str(self.status),
             "execution_order": list(self.execution_order),

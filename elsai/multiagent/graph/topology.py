@@ -18,6 +18,8 @@ from elsai.multiagent.graph.state import GraphEdge
 
 
 class Topology:
+    """The graph's edges indexed by node, for the checks `GraphBuilder.build` makes."""
+
     def __init__(self, names: Sequence[str], edges: Sequence[GraphEdge]) -> None:
         self.names = list(names)
         self.edges = list(edges)
@@ -32,6 +34,7 @@ class Topology:
         return [n for n in self.names if not self.incoming[n]]
 
     def sinks(self) -> set[str]:
+        """Nodes without outgoing edges: by default the graph's output nodes."""
         return {n for n in self.names if not self.outgoing[n]}
 
     def find_cycle(self) -> list[str] | None:

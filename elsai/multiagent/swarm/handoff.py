@@ -26,6 +26,8 @@ HANDOFF_STATE_KEY = "swarm_handoff"
 
 @dataclass(frozen=True)
 class Handoff:
+    """One agent passing the task to another, with a message and shared context."""
+
     from_node: str
     to_node: str
     message: str
@@ -33,6 +35,7 @@ class Handoff:
     invocation_id: str = ""
 
     def to_state(self) -> dict[str, Any]:
+        """The handoff as the agent state records it, so a crashed swarm can tell it happened."""
         return {
             "invocation_id": self.invocation_id,
             "from_node": self.from_node,
@@ -98,13 +101,19 @@ class HandoffTool(AgentTool):
 
     @property
     def name(self) -> str:
+        """The tool's name as the model calls it."""
         return HANDOFF_TOOL_NAME
 
     @property
     def spec(self) -> ToolSpec:
+        """The tool spec the model sees, listing the agents it may hand off to."""
         return self._spec
 
     async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
+        """Record the handoff in the agent's state; the swarm then ends the agent's turn.
+
+        Bad input gets an error result the model can correct.
+        """
         use_id = tool_use["toolUseId"]
         raw = tool_use.get("input") or {}
         invocation_id = context.invocation_state.get("swarm_invocation_id")

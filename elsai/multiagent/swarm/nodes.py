@@ -46,6 +46,7 @@ def check_nodes(nodes: Sequence[Agent]) -> dict[str, Agent]:
 
 
 def entry_name(nodes: dict[str, Agent], entry_point: Agent | str | None) -> str:
+    """The node name of the entry point (the first node by default); unknown ones fail clearly."""
     if entry_point is None:
         return next(iter(nodes))
     if isinstance(entry_point, Agent):

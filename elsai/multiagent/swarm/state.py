@@ -26,6 +26,8 @@ from elsai.types import Usage, empty_usage
 
 @dataclass
 class SwarmState:
+    """One swarm run's state: the current node, what ran, the handoffs so far."""
+
     task: Task
     run_id: str
     current_node: str
@@ -48,6 +50,7 @@ class SwarmState:
     resumable: bool = True
 
     def to_cursor(self, swarm_id: str) -> SwarmCursor:
+        """The multi_agent.json record of this state, written after every node execution."""
         return SwarmCursor(
             id=swarm_id,
             run_id=self.run_id,
@@ -75,6 +78,7 @@ class SwarmState:
 
     @classmethod
     def from_cursor(cls, cursor: SwarmCursor) -> SwarmState:
+        """The state a stored cursor describes, to continue its run."""
         return cls(
             task=decode_task(cursor.task),
             run_id=cursor.run_id,
@@ -110,5 +114,6 @@ class SwarmResult(MultiAgentResult):
 
     @property
     def text(self) -> str:
+        """The answer of the node that ran last."""
         result = self.results.get(self.current_node)
         return result.text if result is not None else ""

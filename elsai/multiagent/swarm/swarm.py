@@ -89,6 +89,7 @@ class Swarm(MultiAgentBase):
             agent.tool_registry.register(HandoffTool(name, peers))
 
     def __call__(self, task: Task, **kwargs: Any) -> SwarmResult:
+        """Run the swarm to its end (see `invoke_async`)."""
         return super().__call__(task, **kwargs)  # type: ignore[return-value]
 
     async def invoke_async(
@@ -115,30 +116,13 @@ class Swarm(MultiAgentBase):
         store = CursorStore(self.session_manager, "swarm", self.id)
         cursor = store.load(SwarmCursor)
         if cursor is not None and cursor.completed_call(invocation_id):
-            self.state = SwarmState.from_cursor(
-                cursor
-            )  # this exact call already completed: its stored result
+            # This exact call already completed: its stored result.
+            self.state = SwarmState.from_cursor(cursor)
             return self._result(self.state, time.perf_counter() - started, True)
         resumed = cursor is not None and cursor.continuable
         answers: Task | None = None
         if cursor is not None and resumed:
-            state = SwarmState.from_cursor(cursor)
-            if self.state is not None and self.state.run_id == state.run_id:
-                keep_live_results(state.results, self.state.results)
-            if state.current_node not in self.nodes:
-                raise ValueError(
-                    f"the stored run of swarm {self.id!r} is at unknown node {state.current_node!r}"
-                )
-            if cursor.status == Status.INTERRUPTED or (
-                cursor.interrupt_rounds and has_interrupt_responses(task)
-            ):
-                answers = task
-            elif encode_task(task) != cursor.task:
-                logger.warning(
-                    "swarm %r continues its unfinished run from %s; the new task is ignored",
-                    self.id,
-                    store.where(),
-                )
+            state, answers = self._resume(cursor, task, store)
         else:
             state = SwarmState(
                 task=task,
@@ -149,6 +133,41 @@ class Swarm(MultiAgentBase):
         state.status, state.error = Status.EXECUTING, None
         self.state = state
         store.save(state.to_cursor(self.id))
+        await self._run_nodes(state, store, invocation_state, answers, deadline)
+        return self._result(state, time.perf_counter() - started, resumed)
+
+    def _resume(
+        self, cursor: SwarmCursor, task: Task, store: CursorStore
+    ) -> tuple[SwarmState, Task | None]:
+        """The stored unfinished run, and `task` as interrupt answers if that run awaits them."""
+        state = SwarmState.from_cursor(cursor)
+        if self.state is not None and self.state.run_id == state.run_id:
+            keep_live_results(state.results, self.state.results)
+        if state.current_node not in self.nodes:
+            raise ValueError(
+                f"the stored run of swarm {self.id!r} is at unknown node {state.current_node!r}"
+            )
+        if cursor.status == Status.INTERRUPTED or (
+            cursor.interrupt_rounds and has_interrupt_responses(task)
+        ):
+            return state, task
+        if encode_task(task) != cursor.task:
+            logger.warning(
+                "swarm %r continues its unfinished run from %s; the new task is ignored",
+                self.id,
+                store.where(),
+            )
+        return state, None
+
+    async def _run_nodes(
+        self,
+        state: SwarmState,
+        store: CursorStore,
+        invocation_state: dict[str, Any],
+        answers: Task | None,
+        deadline: float | None,
+    ) -> None:
+        """Run the current node, follow its handoff, repeat; the cursor is saved after each."""
         while state.status == Status.EXECUTING:
             if state.execution_count >= self.max_iterations:
                 self._stop(
@@ -167,7 +186,6 @@ class Swarm(MultiAgentBase):
             if state.status == Status.EXECUTING and handoff is None:
                 state.status = result.status
             store.save(state.to_cursor(self.id))
-        return self._result(state, time.perf_counter() - started, resumed)
 
     async def _run_current(
         self,
@@ -178,36 +196,13 @@ class Swarm(MultiAgentBase):
     ) -> tuple[NodeResult, Handoff | None]:
         name = state.current_node
         agent = self.nodes[name]
-        invocation_id = f"{self.id}:{state.run_id}:{name}:{state.completed_steps + 1}"
-        handoff = Handoff.from_state(agent, invocation_id) if answers is None else None
-        if handoff is not None:
-            # It handed off before the process died and before the cursor said so: do not re-run it.
-            last = next((m for m in reversed(agent.messages) if m["role"] == "assistant"), None)
-            restored = NodeResult(
-                restored_agent_result(text_of(last), "end_turn", {}),
-                Status.COMPLETED,
-                restored=True,
-            )
-            return restored, handoff
-        if answers is not None and name in state.results:
-            node_input = route_responses(
-                answers, [interrupt_dict(i) for i in state.results[name].interrupts]
-            )
-            invocation_id += f":answer{state.interrupt_rounds}"
-        else:
-            node_input = self._input(state)
-        timeout, message = (
-            self.node_timeout,
-            f"node {name!r} timed out after {self.node_timeout}s (node_timeout)",
-        )
-        if deadline is not None:
-            remaining = max(deadline - time.perf_counter(), 0.001)
-            if timeout is None or remaining < timeout:
-                timeout, message = (
-                    remaining,
-                    f"{self._timeout_message()} while node {name!r} was running",
-                )
-        base_id = invocation_id.split(":answer")[0]
+        base_id = f"{self.id}:{state.run_id}:{name}:{state.completed_steps + 1}"
+        if answers is None:
+            recorded = Handoff.from_state(agent, base_id)
+            if recorded is not None:
+                return _restored_result(agent), recorded
+        node_input, invocation_id = self._node_input(state, answers, base_id)
+        timeout, message = self._node_timeout(name, deadline)
         result = await run_node(
             NodeCall(
                 name=name,
@@ -231,6 +226,27 @@ class Swarm(MultiAgentBase):
         if handoff is not None:
             result.status = Status.COMPLETED  # the pause that ended its turn was the handoff
         return result, handoff
+
+    def _node_input(
+        self, state: SwarmState, answers: Task | None, base_id: str
+    ) -> tuple[Task, str]:
+        """What the current node is invoked with, and the invocation id of that call."""
+        name = state.current_node
+        if answers is not None and name in state.results:
+            asked = [interrupt_dict(i) for i in state.results[name].interrupts]
+            return route_responses(answers, asked), f"{base_id}:answer{state.interrupt_rounds}"
+        return self._input(state), base_id
+
+    def _node_timeout(self, name: str, deadline: float | None) -> tuple[float | None, str]:
+        """The node's time budget: node_timeout, or less when the swarm's deadline is nearer."""
+        timeout = self.node_timeout
+        message = f"node {name!r} timed out after {self.node_timeout}s (node_timeout)"
+        if deadline is not None:
+            remaining = max(deadline - time.perf_counter(), 0.001)
+            if timeout is None or remaining < timeout:
+                timeout = remaining
+                message = f"{self._timeout_message()} while node {name!r} was running"
+        return timeout, message
 
     def _input(self, state: SwarmState) -> Task:
         if not state.handoffs:
@@ -323,3 +339,14 @@ class Swarm(MultiAgentBase):
 
     def __repr__(self) -> str:
         return f"Swarm(id={self.id!r}, nodes={list(self.nodes)}, entry_point={self.entry_point!r})"
+
+
+def _restored_result(agent: Agent) -> NodeResult:
+    """The stored last answer of a node that handed off before a crash the cursor missed.
+
+    The node is not re-run: its recorded handoff is taken as is.
+    """
+    last = next((m for m in reversed(agent.messages) if m["role"] == "assistant"), None)
+    return NodeResult(
+        restored_agent_result(text_of(last), "end_turn", {}), Status.COMPLETED, restored=True
+    )
