@@ -8,8 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from transcripts import assert_valid_transcript as assert_valid_conversation  # noqa: F401
+
 from elsai.session import keys
-from elsai.types import Message, text_of, tool_results, tool_uses
+from elsai.types import Message, text_of
 from infra.local import LocalRuntime
 
 
@@ -43,20 +45,6 @@ class Stack:
 
     def bookmark(self, session_id: str, agent_id: str = "agent") -> dict[str, Any]:
         return dict(self.rt.read_json(keys.checkpoint_key(session_id, agent_id)))
-
-
-def assert_valid_conversation(messages: list[Message]) -> None:
-    """Roles alternate from a user message and every toolUse is answered in the next message."""
-    assert messages and messages[0]["role"] == "user"
-    for i, message in enumerate(messages):
-        assert message["role"] == ("user" if i % 2 == 0 else "assistant"), (
-            f"message {i} breaks alternation"
-        )
-        uses = {u["toolUseId"] for u in tool_uses(message)}
-        if uses:
-            assert i + 1 < len(messages), f"message {i} has unanswered toolUse {uses}"
-            answered = {r["toolUseId"] for r in tool_results(messages[i + 1])}
-            assert uses == answered, f"message {i}: toolUse {uses} answered by {answered}"
 
 
 def prompt_count(messages: list[Message], prompt: str) -> int:
