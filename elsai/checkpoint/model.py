@@ -49,9 +49,11 @@ class Checkpoint(BaseModel):
 
     @property
     def is_active(self) -> bool:
+        """True if a resume should act on this bookmark (not yet finalized)."""
         return self.execution_status == "active"
 
     def to_json(self) -> bytes:
+        """The bytes of checkpoint.json."""
         return self.model_dump_json(indent=2).encode()
 
     @classmethod

@@ -52,6 +52,8 @@ def validate_tool_name(name: str) -> str:
 
 @dataclass
 class ParsedDocstring:
+    """A docstring split into its description and per-parameter texts."""
+
     description: str = ""
     params: dict[str, str] = field(default_factory=dict)
 
