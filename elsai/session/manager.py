@@ -24,7 +24,7 @@ class SessionManager:
     """Persists agents of one session. Several agents (unique agent_ids) may share a session."""
 
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
-        self.session_id = validate_id(session_id, "session_id")
+        self.session_id = keys.validate_id(session_id, "session_id")
         self.storage = storage
         self._session_ready = False
         self._lock = threading.Lock()
