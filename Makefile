@@ -23,6 +23,8 @@ test: setup
 
 lint: setup
 	$(VENV)/bin/ruff check elsai lambdas infra tests bench
+	$(VENV)/bin/ruff format --check elsai lambdas infra tests bench
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy elsai
 
 synth: setup

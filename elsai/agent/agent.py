@@ -9,25 +9,22 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from elsai.agent.config import AgentConfig
-from elsai.agent.result import AgentResult
-from elsai.agent.state import AgentState
-from elsai.agent.stream_events import MessageAddedStreamEvent, StreamEvent
 from elsai.errors import ConcurrentInvocationError
-from elsai.hooks.events import AfterInvocationEvent, BeforeInvocationEvent, MessageAddedEvent
+from elsai.hooks.events import AfterInvocationEvent, BeforeInvocationEvent
 from elsai.hooks.registry import HookRegistry
 from elsai.interrupt.state import InterruptState
-from elsai.loop.loop import EventLoop, Invocation, drain
+from elsai.loop.deps import Invocation, LoopDeps
+from elsai.loop.events import ResultEvent, StreamEvent
+from elsai.loop.loop import EventLoop, drain
 from elsai.loop.messages import user_content_from_prompt
 from elsai.loop.persistence import LoopPersistence, NoPersistence
 from elsai.models.base import Model
 from elsai.tools.executor import resolve_executor
 from elsai.tools.registry import ToolRegistry
-from elsai.types import Message, ToolSpec
+from elsai.types import AgentResult, AgentState, ContentBlock, Message, ToolSpec
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-
-    from elsai.agent.stream_events import ResultEvent  # noqa: F401
 
 
 class Agent:
@@ -78,22 +75,32 @@ class Agent:
 
     @property
     def agent_id(self) -> str:
+        """The durable id inside the session (from the config)."""
         return self.config.agent_id
 
     @property
     def name(self) -> str:
+        """A display name: the config's name, else the agent id."""
         return self.config.name or self.config.agent_id
 
     @property
     def session_id(self) -> str | None:
+        """The session manager's session id; None without one."""
         manager = self.config.session_manager
         return manager.session_id if manager is not None else None
 
     @property
+    def interrupts(self) -> InterruptState:
+        """Pending human-in-the-loop interrupts, their responses and finished results."""
+        return self._interrupts
+
+    @property
     def tool_names(self) -> list[str]:
+        """Names of the registered tools."""
         return list(self.tool_registry.names)
 
     def tool_specs_for_history(self) -> list[ToolSpec]:
+        """Tool specs to send with a history that contains tool calls (e.g. to summarize it)."""
         return self.tool_registry.specs()
 
     # -- invocation ------------------------------------------------------------------------
@@ -108,6 +115,7 @@ class Agent:
             return pool.submit(asyncio.run, self.invoke_async(prompt, **kwargs)).result()
 
     async def invoke_async(self, prompt: Any = None, **kwargs: Any) -> AgentResult:
+        """Run one invocation and return its result (options as for `stream_async`)."""
         return await drain(self.stream_async(prompt, **kwargs))
 
     async def stream_async(
@@ -139,31 +147,63 @@ class Agent:
                     agent=self, messages=[{"role": "user", "content": content}] if content else []
                 )
             )
-            content = [b for m in (before.messages or []) for b in m["content"]]
-            so_tool = None
-            if structured_output_model is not None:
-                from elsai.structured_output.tool import StructuredOutputTool
-
-                so_tool = StructuredOutputTool(structured_output_model)
-            invocation = Invocation(
-                input_content=content,
+            invocation = self._invocation(
+                [b for m in (before.messages or []) for b in m["content"]],
                 invocation_id=invocation_id,
-                invocation_state=invocation_state if invocation_state is not None else {},
-                structured_output=so_tool,
-                structured_output_retries=self.config.structured_output_retries,
+                structured_output_model=structured_output_model,
+                invocation_state=invocation_state,
                 should_stop=should_stop,
                 max_cycles=max_cycles,
             )
             result: AgentResult | None = None
             try:
-                async for event in EventLoop(self, invocation).run():
-                    if type(event).__name__ == "ResultEvent":
-                        result = event.result  # type: ignore[attr-defined]
+                async for event in EventLoop(self._loop_deps(), invocation).run():
+                    if isinstance(event, ResultEvent):
+                        result = event.result
                     yield event
             finally:
                 await self.hooks.invoke(AfterInvocationEvent(agent=self, result=result))
         finally:
             self._lock.release()
+
+    def _invocation(
+        self,
+        content: list[ContentBlock],
+        *,
+        invocation_id: str | None,
+        structured_output_model: type[BaseModel] | None,
+        invocation_state: dict[str, Any] | None,
+        should_stop: Callable[[], bool] | None,
+        max_cycles: int | None,
+    ) -> Invocation:
+        so_tool = None
+        if structured_output_model is not None:
+            from elsai.structured_output.tool import StructuredOutputTool
+
+            so_tool = StructuredOutputTool(structured_output_model)
+        return Invocation(
+            input_content=content,
+            invocation_id=invocation_id,
+            invocation_state=invocation_state if invocation_state is not None else {},
+            structured_output=so_tool,
+            structured_output_retries=self.config.structured_output_retries,
+            should_stop=should_stop,
+            max_cycles=max_cycles,
+        )
+
+    def _loop_deps(self) -> LoopDeps:
+        """What the loop runs on: this agent's parts, handed over explicitly."""
+        return LoopDeps(
+            agent=self,
+            model=self.model,
+            system_prompt=self.system_prompt,
+            tools=self.tool_registry,
+            executor=self.tool_executor,
+            hooks=self.hooks,
+            conversation=self.conversation_manager,
+            interrupts=self._interrupts,
+            persistence=self._persistence,
+        )
 
     def as_tool(
         self,
@@ -177,15 +217,6 @@ class Agent:
         from elsai.agent.as_tool import agent_as_tool
 
         return agent_as_tool(self, name, description, preserve_context=preserve_context, mode=mode)  # type: ignore[arg-type]
-
-    async def _append_message(
-        self, message: Message, persistence: LoopPersistence, *, invocation_id: str | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        """The one place a message joins the conversation: memory, store, then hooks."""
-        self.messages.append(message)
-        persistence.message_appended(message, invocation_id=invocation_id)
-        await self.hooks.invoke(MessageAddedEvent(agent=self, message=message))
-        yield MessageAddedStreamEvent(message=message)
 
     def __repr__(self) -> str:
         return f"Agent(agent_id={self.agent_id!r}, model={type(self.model).__name__}, tools={self.tool_names})"

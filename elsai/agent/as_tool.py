@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from elsai.session.keys import validate_id
+from elsai.ids import validate_id
 from elsai.tools.base import AgentTool, error_result
 from elsai.tools.context import ToolContext
 from elsai.types import ToolResult, ToolResultStatus, ToolSpec, ToolUse
@@ -25,6 +25,8 @@ Mode = Literal["preserve", "spawn"]
 
 
 class SubAgentTool(AgentTool):
+    """An agent offered to another agent as a tool (see `agent_as_tool` for the modes)."""
+
     def __init__(self, agent: Agent, name: str, description: str, mode: Mode) -> None:
         self.agent = agent
         self.mode = mode
@@ -47,13 +49,16 @@ class SubAgentTool(AgentTool):
 
     @property
     def name(self) -> str:
+        """The tool name the parent model calls."""
         return self._spec["name"]
 
     @property
     def spec(self) -> ToolSpec:
+        """A one-parameter spec: the task for the sub-agent."""
         return self._spec
 
     async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
+        """Run the sub-agent on the task; its final text is the tool result."""
         data = tool_use.get("input")
         task = data.get("input") if isinstance(data, dict) else None
         if not isinstance(task, str) or not task:
@@ -93,6 +98,7 @@ def agent_as_tool(
     preserve_context: bool = True,
     mode: Mode | None = None,
 ) -> SubAgentTool:
+    """Wrap `agent` as a tool: "preserve" keeps its conversation between calls, "spawn" starts fresh each call."""
     resolved: Mode = mode or ("preserve" if preserve_context else "spawn")
     if resolved not in ("preserve", "spawn"):
         raise ValueError(f"mode must be 'preserve' or 'spawn', got {mode!r}")

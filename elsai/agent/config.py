@@ -39,7 +39,7 @@ class AgentConfig:
     def validate(self) -> None:
         """Type errors first (a wrong object), then value errors (a missing dependency)."""
         from elsai.checkpoint.config import CheckpointConfig
-        from elsai.session.keys import validate_id
+        from elsai.ids import validate_id
 
         validate_id(self.agent_id, "agent_id")
         if self.checkpoint is not None and not isinstance(self.checkpoint, CheckpointConfig):

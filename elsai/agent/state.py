@@ -1,45 +1,5 @@
-"""AgentState: a small JSON key-value store persisted with the agent (agent.json)."""
+"""Old import path of AgentState; the class lives in `elsai.types.state`."""
 
-from __future__ import annotations
+from elsai.types.state import AgentState
 
-import copy
-import json
-from typing import Any
-
-
-class AgentState:
-    """Values must be JSON-serialisable so they survive a process restart unchanged."""
-
-    def __init__(self, initial: dict[str, Any] | None = None) -> None:
-        self._data: dict[str, Any] = {}
-        for key, value in (initial or {}).items():
-            self.set(key, value)
-
-    def set(self, key: str, value: Any) -> None:
-        if not isinstance(key, str) or not key:
-            raise ValueError("state keys must be non-empty strings")
-        try:
-            json.dumps(value)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"state value for {key!r} is not JSON-serialisable: {exc}") from exc
-        self._data[key] = copy.deepcopy(value)
-
-    def get(self, key: str | None = None, default: Any = None) -> Any:
-        if key is None:
-            return copy.deepcopy(self._data)
-        return copy.deepcopy(self._data.get(key, default))
-
-    def delete(self, key: str) -> None:
-        self._data.pop(key, None)
-
-    def to_dict(self) -> dict[str, Any]:
-        return copy.deepcopy(self._data)
-
-    def replace_all(self, data: dict[str, Any]) -> None:
-        self._data = copy.deepcopy(data)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
-    def __repr__(self) -> str:
-        return f"AgentState({self._data!r})"
+__all__ = ["AgentState"]

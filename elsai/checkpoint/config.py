@@ -11,8 +11,11 @@ _POSITIONS = ("after_tools", "after_model", "both")
 
 @dataclass(frozen=True)
 class CheckpointConfig:
-    """Pass on `AgentConfig(checkpoint=...)`. `"both"` exists only here; a saved bookmark
-    always records the single boundary it was written at."""
+    """Which loop boundaries get a bookmark; pass on `AgentConfig(checkpoint=...)`.
+
+    `"both"` exists only here; a saved bookmark always records the single boundary it was
+    written at.
+    """
 
     position: ConfigPosition = "after_tools"
 
@@ -23,4 +26,5 @@ class CheckpointConfig:
             )
 
     def saves(self, boundary: str) -> bool:
+        """True if a bookmark is written at `boundary`."""
         return self.position == "both" or self.position == boundary

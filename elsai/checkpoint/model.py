@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.errors import ElsaiError
+from elsai.types import Position
 
 SCHEMA_VERSION = "1.0"
 
@@ -21,7 +22,7 @@ class Checkpoint(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    position: Literal["after_model", "after_tools"]
+    position: Position
     cycle_index: int = Field(ge=0)
     schema_version: str = SCHEMA_VERSION
     created_at: str
@@ -49,9 +50,11 @@ class Checkpoint(BaseModel):
 
     @property
     def is_active(self) -> bool:
+        """True if a resume should act on this bookmark (not yet finalized)."""
         return self.execution_status == "active"
 
     def to_json(self) -> bytes:
+        """The bytes of checkpoint.json."""
         return self.model_dump_json(indent=2).encode()
 
     @classmethod

@@ -8,25 +8,38 @@ longer holds, so a restore loads just the window while message numbering continu
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from elsai.types import ContentBlock, Message
+from elsai.models.base import Model
+from elsai.types import AgentView, ContentBlock, Message, ToolSpec
 
-if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
+
+class ConversationView(AgentView, Protocol):
+    """What a conversation manager sees of the agent: the AgentView plus what a summary needs."""
+
+    @property
+    def model(self) -> Model:
+        """The agent's model (a summarizer may reuse it)."""
+        ...
+
+    def tool_specs_for_history(self) -> list[ToolSpec]:
+        """Tool specs to send with a history that contains tool calls."""
+        ...
 
 
 class ConversationManager(abc.ABC):
+    """Decides which part of the stored history the model sees (edits `agent.messages`)."""
+
     def __init__(self) -> None:
         #: Stored messages (from the start of history) no longer in `agent.messages`.
         self.removed_message_count = 0
 
     @abc.abstractmethod
-    def apply_management(self, agent: Agent) -> None:
+    def apply_management(self, agent: ConversationView) -> None:
         """Called after each cycle: trim proactively if the manager wants to."""
 
     @abc.abstractmethod
-    async def reduce_context(self, agent: Agent, error: Exception) -> None:
+    async def reduce_context(self, agent: ConversationView, error: Exception) -> None:
         """Called on context-window overflow; must shrink `agent.messages` or re-raise `error`."""
 
     def get_state(self) -> dict[str, Any]:

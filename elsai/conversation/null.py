@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from elsai.conversation.base import ConversationManager
-
-if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
+from elsai.conversation.base import ConversationManager, ConversationView
 
 
 class NullConversationManager(ConversationManager):
-    def apply_management(self, agent: Agent) -> None:
+    """Keeps every message; a context overflow is raised to the caller."""
+
+    def apply_management(self, agent: ConversationView) -> None:
+        """Nothing to trim."""
         return None
 
-    async def reduce_context(self, agent: Agent, error: Exception) -> None:
+    async def reduce_context(self, agent: ConversationView, error: Exception) -> None:
+        """Re-raise `error`: this manager never shrinks the conversation."""
         raise error

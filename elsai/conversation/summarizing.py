@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from elsai.conversation.base import ConversationManager
+from elsai.conversation.base import ConversationManager, ConversationView
 from elsai.models.base import Model, ModelRequest
 from elsai.models.stream import MessageAssembler
 from elsai.types import Message, text_of
-
-if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
 
 DEFAULT_SUMMARY_PROMPT = (
     "Summarize the conversation so far for your own later use: the user's goals, facts "
@@ -20,6 +17,8 @@ SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
 
 
 class SummarizingConversationManager(ConversationManager):
+    """On context overflow, replaces the oldest messages with a model-written summary."""
+
     def __init__(
         self,
         summary_ratio: float = 0.3,
@@ -36,10 +35,12 @@ class SummarizingConversationManager(ConversationManager):
         self.summarization_prompt = summarization_prompt
         self.summary: Message | None = None
 
-    def apply_management(self, agent: Agent) -> None:
+    def apply_management(self, agent: ConversationView) -> None:
+        """Nothing to do proactively; this manager acts only on overflow."""
         return None
 
-    async def reduce_context(self, agent: Agent, error: Exception) -> None:
+    async def reduce_context(self, agent: ConversationView, error: Exception) -> None:
+        """Summarize the oldest part of the conversation and keep the recent part."""
         messages = agent.messages
         offset = 1 if self.summary is not None and messages and messages[0] is self.summary else 0
         split = max(offset + 1, int(len(messages) * self.summary_ratio))
@@ -55,7 +56,7 @@ class SummarizingConversationManager(ConversationManager):
         self.removed_message_count += split - offset
         agent.messages[:] = [self.summary, *messages[split:]]
 
-    async def _summarize(self, agent: Agent, messages: list[Message]) -> str:
+    async def _summarize(self, agent: ConversationView, messages: list[Message]) -> str:
         model = self.summarization_model or agent.model
         convo = [*messages]
         if convo[-1]["role"] == "user":
@@ -73,11 +74,13 @@ class SummarizingConversationManager(ConversationManager):
         return text_of(assembler.message()) or "(no summary)"
 
     def get_state(self) -> dict[str, Any]:
+        """The base state plus the current summary."""
         state = super().get_state()
         state["summary"] = self.summary
         return state
 
     def restore(self, state: dict[str, Any] | None) -> list[Message]:
+        """Restore the summary; it is put back before the stored window."""
         super().restore(state)
         self.summary = (state or {}).get("summary")
         return [self.summary] if self.summary else []

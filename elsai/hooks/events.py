@@ -9,17 +9,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from elsai.types import Message, StopReason, ToolResult, ToolUse
+from elsai.types import AgentResult, AgentView, Message, StopReason, ToolResult, ToolUse
 
 if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
-    from elsai.agent.result import AgentResult
     from elsai.tools.base import AgentTool
 
 
 @dataclass
 class HookEvent:
-    agent: Agent
+    """Base of every hook event; `agent` is what hooks may see of the agent that fired it."""
+
+    agent: AgentView
     _writable: ClassVar[frozenset[str]] = frozenset()
     #: After-events run callbacks in reverse registration order, so pairs nest like context managers.
     reverse_order: ClassVar[bool] = False
@@ -43,6 +43,8 @@ class BeforeInvocationEvent(HookEvent):
 
 @dataclass
 class AfterInvocationEvent(HookEvent):
+    """Fires when an invocation ends, also when it raised (then `result` is None)."""
+
     result: AgentResult | None = None
     reverse_order: ClassVar[bool] = True
 
@@ -56,7 +58,7 @@ class MessageAddedEvent(HookEvent):
 
 @dataclass
 class BeforeModelCallEvent(HookEvent):
-    pass
+    """Fires before every model call, retries included."""
 
 
 @dataclass
@@ -86,13 +88,15 @@ class BeforeToolCallEvent(HookEvent):
         from elsai.interrupt.model import Interrupt
 
         use_id = self.tool_use["toolUseId"] if self.tool_use else ""
-        return self.agent._interrupts.raise_or_answer(
+        return self.agent.interrupts.raise_or_answer(
             Interrupt.for_tool(use_id, name, reason, source="hook")
         )
 
 
 @dataclass
 class AfterToolCallEvent(HookEvent):
+    """A hook may replace the tool's `result` before the model sees it."""
+
     tool_use: ToolUse | None = None
     selected_tool: AgentTool | None = None
     invocation_state: dict[str, Any] = field(default_factory=dict)

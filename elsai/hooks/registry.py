@@ -17,31 +17,30 @@ Callback = Callable[[E], None | Awaitable[None]]
 class HookProvider(Protocol):
     """Bundles related callbacks; `register_hooks` adds them to a registry."""
 
-    def register_hooks(self, registry: HookRegistry) -> None: ...
+    def register_hooks(self, registry: HookRegistry) -> None:
+        """Add this provider's callbacks to `registry`."""
 
 
 class HookRegistry:
+    """Callbacks by event type; the loop fires events through `invoke`."""
+
     def __init__(self) -> None:
         self._callbacks: dict[type[HookEvent], list[Callable[[Any], Any]]] = defaultdict(list)
 
     def add_callback(self, event_type: type[E], callback: Callable[[E], Any]) -> None:
+        """Call `callback` for every `event_type` event (and its subclasses)."""
         if not (isinstance(event_type, type) and issubclass(event_type, HookEvent)):
             raise TypeError(f"event_type must be a HookEvent subclass, got {event_type!r}")
         self._callbacks[event_type].append(callback)
 
     def add_hook(self, provider: HookProvider) -> None:
+        """Let `provider` register its callbacks."""
         if not isinstance(provider, HookProvider):
             raise TypeError(f"{provider!r} does not implement register_hooks(registry)")
         provider.register_hooks(self)
 
-    def has_callbacks(self, event_type: type[HookEvent]) -> bool:
-        return any(
-            issubclass(t, event_type) or issubclass(event_type, t)
-            for t in self._callbacks
-            if self._callbacks[t]
-        )
-
     def callbacks_for(self, event: HookEvent) -> list[Callable[[Any], Any]]:
+        """Callbacks for `event` in the order they run."""
         found = [
             cb for t in type(event).__mro__ if t in self._callbacks for cb in self._callbacks[t]
         ]

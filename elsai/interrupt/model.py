@@ -25,6 +25,7 @@ class Interrupt:
 
     @classmethod
     def for_tool(cls, tool_use_id: str, name: str, reason: Any, source: str = "tool") -> Interrupt:
+        """An interrupt raised by tool call `tool_use_id`; the reason must be JSON-serialisable."""
         try:
             json.dumps(reason)
         except (TypeError, ValueError) as exc:
@@ -33,6 +34,7 @@ class Interrupt:
         return cls(id=f"interrupt-{digest}", name=name, reason=reason, tool_use_id=tool_use_id)
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy (persisted in agent.json, returned by the API)."""
         return {
             "id": self.id,
             "name": self.name,
@@ -42,6 +44,7 @@ class Interrupt:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Interrupt:
+        """The inverse of `to_dict`."""
         return cls(
             id=data["id"],
             name=data["name"],

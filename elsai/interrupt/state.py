@@ -13,6 +13,8 @@ from elsai.types import ContentBlock, ToolResult
 
 
 class InterruptState:
+    """The agent's interrupt bookkeeping; tools and hooks see it as `agent.interrupts`."""
+
     def __init__(self) -> None:
         self.pending: dict[str, Interrupt] = {}
         self.responses: dict[str, Any] = {}
@@ -21,6 +23,7 @@ class InterruptState:
 
     @property
     def active(self) -> bool:
+        """True while interrupts wait for responses (the next invocation must answer them)."""
         return bool(self.pending)
 
     def raise_or_answer(self, interrupt: Interrupt) -> Any:
@@ -54,12 +57,23 @@ class InterruptState:
             )
         self.responses.update(answers)
 
+    def pause(self, completed: list[ToolResult], raised: list[Interrupt]) -> None:
+        """A batch stopped for human input: keep what finished, wait for `raised`.
+
+        Responses already given to interrupts that were raised again stay; the rest go.
+        """
+        self.completed.update({r["toolUseId"]: r for r in completed})
+        self.pending = {i.id: i for i in raised}
+        self.responses = {k: v for k, v in self.responses.items() if k in self.pending}
+
     def clear(self) -> None:
+        """Forget everything (the interrupted batch finished)."""
         self.pending.clear()
         self.responses.clear()
         self.completed.clear()
 
     def to_dict(self) -> dict[str, Any]:
+        """What agent.json stores ({} when nothing is pending)."""
         if not self.pending and not self.responses:
             return {}
         return {
@@ -69,6 +83,7 @@ class InterruptState:
         }
 
     def restore(self, data: dict[str, Any] | None) -> None:
+        """Load what `to_dict` stored (a rebuilt agent continues where it paused)."""
         self.clear()
         data = data or {}
         for item in data.get("pending", []):

@@ -8,27 +8,16 @@ invocation loudly rather than leaving a transcript the store does not have.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
-from elsai.types import Message
+from elsai.types import Message, Position, ResumePlan
 
-Position = Literal["after_model", "after_tools"]
-
-
-@dataclass(frozen=True)
-class ResumePlan:
-    """What the next invocation must do before it takes new input."""
-
-    #: Boundary of an active, gate-approved bookmark to act on; None = messages-only continue.
-    position: Position | None = None
-    #: Cycle index recorded in that bookmark.
-    cycle_index: int = 0
-    #: The invocation id was already recorded: do not append its input again.
-    input_already_recorded: bool = False
+__all__ = ["LoopPersistence", "NoPersistence", "Position", "ResumePlan"]
 
 
 class LoopPersistence(Protocol):
+    """What the loop asks of durability, at its boundaries only."""
+
     def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
         """Decide how this invocation starts (resume gate, exactly-once input)."""
         ...
@@ -59,22 +48,31 @@ class LoopPersistence(Protocol):
 
 
 class NoPersistence:
-    """In-memory agents: every boundary is free."""
+    """In-memory agents: every boundary is free.
+
+    Its methods are the `LoopPersistence` ones, each doing nothing.
+    """
 
     def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
+        """Nothing stored: always a fresh start."""
         return ResumePlan()
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
+        """Nothing to write."""
         return None
 
     def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
+        """Nothing to write."""
         return None
 
     def boundary(self, position: Position, cycle_index: int) -> bool:
-        return position == "after_tools"  # in memory, a finished tool batch is always resumable
+        """In memory, a finished tool batch is always resumable."""
+        return position == "after_tools"
 
     def turn_ended(self) -> None:
+        """Nothing to finalize."""
         return None
 
     def save_state(self) -> None:
+        """Nothing to write."""
         return None

@@ -3,53 +3,69 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
-from elsai.agent.stream_events import StreamEvent, ToolEndEvent, ToolStartEvent
 from elsai.hooks.events import AfterToolCallEvent, BeforeToolCallEvent
 from elsai.interrupt.model import Interrupt, InterruptSignal
+from elsai.loop.deps import Invocation, LoopDeps
+from elsai.loop.events import ToolEndEvent, ToolStartEvent
+from elsai.loop.steps import Done, Steps
 from elsai.tools.base import AgentTool, error_result
 from elsai.tools.context import ToolContext
 from elsai.types import ToolResult, ToolUse
 
-if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
-    from elsai.loop.loop import Invocation
-
 _DONE = object()
 
 
+@dataclass(frozen=True)
+class BatchOutcome:
+    """What a batch produced, in request order.
+
+    `results` has one entry per call: None where the call raised an interrupt and so did
+    not complete; `raised` holds those interrupts.
+    """
+
+    results: list[ToolResult | None]
+    raised: list[Interrupt]
+
+    @property
+    def finished(self) -> list[ToolResult]:
+        """What a batch produced, in request order."""
+        """Results of the calls that completed."""
+        return [r for r in self.results if r is not None]
+
+
 class ToolRunner:
-    def __init__(self, agent: Agent, invocation: Invocation) -> None:
-        self.agent = agent
+    """Runs a batch with the agent's executor; each call goes through the tool hooks."""
+
+    def __init__(self, deps: LoopDeps, invocation: Invocation) -> None:
+        self.deps = deps
         self.inv = invocation
-        #: Interrupts raised by the last batch (its interrupted calls have no result).
-        self.raised: list[Interrupt] = []
 
     def _lookup(self, name: str) -> AgentTool | None:
         so = self.inv.structured_output
         if so is not None and name == so.name:
             return so
-        return self.agent.tool_registry.get(name)
+        return self.deps.tools.get(name)
 
-    async def run_batch(
-        self, uses: list[ToolUse], results: list[ToolResult]
-    ) -> AsyncIterator[StreamEvent]:
-        """Run `uses` with the agent's executor; fills `results` in request order."""
+    async def run_batch(self, uses: list[ToolUse]) -> Steps[BatchOutcome]:
+        """Run `uses`, streaming start/end events; ends with the batch's `BatchOutcome`."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        self.raised = []
+        raised: list[Interrupt] = []
 
         async def run_one(use: ToolUse) -> ToolResult:
             queue.put_nowait(ToolStartEvent(tool_use=use))
             result = await self._call(use)
-            if result is not None:
-                queue.put_nowait(ToolEndEvent(tool_use=use, result=result))
-            return result  # type: ignore[return-value]
+            if isinstance(result, Interrupt):
+                raised.append(result)
+                return None  # type: ignore[return-value]  # executors pass results through
+            queue.put_nowait(ToolEndEvent(tool_use=use, result=result))
+            return result
 
         async def run_all() -> list[ToolResult]:
             try:
-                return await self.agent.tool_executor.execute(uses, run_one)
+                return await self.deps.executor.execute(uses, run_one)
             finally:
                 queue.put_nowait(_DONE)
 
@@ -57,27 +73,27 @@ class ToolRunner:
         try:
             while (event := await queue.get()) is not _DONE:
                 yield event
-            results.extend(await task)
+            results: list[ToolResult | None] = list(await task)
         finally:
             if not task.done():
                 task.cancel()
+        yield Done(BatchOutcome(results=results, raised=raised))
 
-    async def _call(self, use: ToolUse) -> ToolResult | None:
-        """One call with its hooks; None if it raised an interrupt (it did not complete)."""
-        finished = self.agent._interrupts.completed.get(use["toolUseId"])
+    async def _call(self, use: ToolUse) -> ToolResult | Interrupt:
+        """One call with its hooks; the interrupt it raised if it did not complete."""
+        finished = self.deps.interrupts.completed.get(use["toolUseId"])
         if finished is not None:
             return finished  # completed before an interrupt paused its batch: never re-run
         try:
             return await self._call_with_hooks(use)
         except InterruptSignal as signal:
-            self.raised.append(signal.interrupt)
-            return None
+            return signal.interrupt
 
     async def _call_with_hooks(self, use: ToolUse) -> ToolResult:
-        agent, inv = self.agent, self.inv
-        before = await agent.hooks.invoke(
+        deps, inv = self.deps, self.inv
+        before = await deps.hooks.invoke(
             BeforeToolCallEvent(
-                agent=agent,
+                agent=deps.agent,
                 tool_use=use,
                 selected_tool=self._lookup(use["name"]),
                 invocation_state=inv.invocation_state,
@@ -93,20 +109,22 @@ class ToolRunner:
             )
             result = error_result(use["toolUseId"], reason)
         elif tool is None:
-            available = ", ".join(sorted(agent.tool_registry.names)) or "none"
+            available = ", ".join(sorted(deps.tools.names)) or "none"
             result = error_result(
                 use["toolUseId"], f"Unknown tool {use['name']!r}. Available tools: {available}."
             )
         else:
-            context = ToolContext(tool_use=call, agent=agent, invocation_state=inv.invocation_state)
+            context = ToolContext(
+                tool_use=call, agent=deps.agent, invocation_state=inv.invocation_state
+            )
             try:
                 result = await tool.invoke(call, context)
             except Exception as exc:  # tools should not raise; a broken one must not kill the loop
                 exception = exc
                 result = error_result(use["toolUseId"], f"Error: {type(exc).__name__}: {exc}")
-        after = await agent.hooks.invoke(
+        after = await deps.hooks.invoke(
             AfterToolCallEvent(
-                agent=agent,
+                agent=deps.agent,
                 tool_use=call,
                 selected_tool=tool,
                 invocation_state=inv.invocation_state,

@@ -72,7 +72,7 @@ def run_slice(
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
         raise ValueError("the agent factory must build the Agent with the AgentConfig it was given")
 
-    if request.interrupt_responses and agent._interrupts.active:
+    if request.interrupt_responses and agent.interrupts.active:
         prompt: Any = [{"interruptResponse": r} for r in request.interrupt_responses]
         invocation_id: str | None = f"{request.execution_id}#responses#{request.slice}"
     else:

@@ -11,28 +11,57 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from elsai.checkpoint.config import CheckpointConfig
 from elsai.checkpoint.gate import gate_denial
 from elsai.checkpoint.model import Checkpoint, utc_now
-from elsai.conversation.base import sanitize_window_start
-from elsai.loop.messages import orphan_repair
-from elsai.loop.persistence import Position, ResumePlan
+from elsai.conversation.base import ConversationManager, sanitize_window_start
+from elsai.interrupt.state import InterruptState
 from elsai.session import keys
 from elsai.session.records import AgentRecord, MessageRecord, dump, load
 from elsai.session.window import load_window
-from elsai.types import Message, tool_uses
+from elsai.types import AgentView, Message, Position, ResumePlan
 
 if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
     from elsai.session.manager import SessionManager
 
 logger = logging.getLogger("elsai.session")
 MAX_REMEMBERED_INVOCATIONS = 50
 
 
+class CheckpointSettings(Protocol):
+    """The one setting of an agent's config a binding reads."""
+
+    @property
+    def checkpoint(self) -> CheckpointConfig | None:
+        """Which boundaries get a bookmark (None: no checkpoints)."""
+        ...
+
+
+class BoundAgent(AgentView, Protocol):
+    """What a session binding loads into and saves from: more than hooks see, less than Agent."""
+
+    @property
+    def config(self) -> CheckpointSettings:
+        """The agent's configuration (only `checkpoint` is read)."""
+        ...
+
+    @property
+    def conversation_manager(self) -> ConversationManager:
+        """Its window state is persisted in agent.json."""
+        ...
+
+    @property
+    def interrupts(self) -> InterruptState:
+        """Pending interrupts are persisted in agent.json."""
+        ...
+
+
 class SessionBinding:
-    def __init__(self, manager: SessionManager, agent: Agent) -> None:
+    """One agent's durability: loads it once, then writes at the loop's boundaries."""
+
+    def __init__(self, manager: SessionManager, agent: BoundAgent) -> None:
         self.manager = manager
         self.storage = manager.storage
         self.session_id = manager.session_id
@@ -73,7 +102,7 @@ class SessionBinding:
             prefix = agent.conversation_manager.restore(record.conversation_manager_state)
             self._written_removed_count = agent.conversation_manager.removed_message_count
             self.recorded_invocations = list(record.invocation_ids)
-            agent._interrupts.restore(record.interrupt_state)
+            agent.interrupts.restore(record.interrupt_state)
             self._agent_signature = self._signature()
             hints.append(record.message_count)
         if bookmark_obj is not None:
@@ -114,17 +143,17 @@ class SessionBinding:
     # -- LoopPersistence -------------------------------------------------------------------
 
     def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
+        """The resume gate's verdict; an orphan toolUse is then repaired by the loop's transcript."""
         recorded = invocation_id is not None and invocation_id in self.recorded_invocations
-        if self.agent._interrupts.active:
+        if self.agent.interrupts.active:
             return ResumePlan(input_already_recorded=recorded)  # an interrupt is not a crash
         plan = self._gate()
-        if plan.position is None:
-            self._repair_orphan()
         return ResumePlan(
             position=plan.position, cycle_index=plan.cycle_index, input_already_recorded=recorded
         )
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
+        """Create message_<N>.json for a new message (never overwrites)."""
         index = self.next_index
         record = MessageRecord(
             message_id=index,
@@ -140,6 +169,7 @@ class SessionBinding:
         self._remember(invocation_id)
 
     def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
+        """Replace the last message file, only if unchanged since we wrote it."""
         if self._last_record is None:
             raise RuntimeError("no stored message to extend")
         ids = self._last_record.invocation_ids
@@ -156,6 +186,7 @@ class SessionBinding:
         self._remember(invocation_id)
 
     def boundary(self, position: Position, cycle_index: int) -> bool:
+        """Write agent.json if it changed, then the bookmark if this boundary is saved."""
         self._write_agent(force=False)
         if self.checkpoint_config is None or not self.checkpoint_config.saves(position):
             # Without a bookmark, only a finished tool batch is a safe place to stop.
@@ -173,9 +204,11 @@ class SessionBinding:
         return True
 
     def save_state(self) -> None:
+        """Write agent.json if it changed (an interrupt paused the loop)."""
         self._write_agent(force=False)
 
     def turn_ended(self) -> None:
+        """Write agent.json, then finalize the bookmark as completed."""
         self._write_agent(force=False, include_window=True)
         if self.checkpoint_config is None or self.bookmark is None:
             return
@@ -216,21 +249,6 @@ class SessionBinding:
             return ResumePlan()
         return ResumePlan(position=bookmark.position, cycle_index=bookmark.cycle_index)
 
-    def _repair_orphan(self) -> None:
-        """A trailing toolUse nothing will run gets an 'interrupted' error result."""
-        last = self.last_message
-        if last is None or last["role"] != "assistant" or not tool_uses(last):
-            return
-        repair = orphan_repair(last)
-        logger.warning(
-            "agent %r in session %r: %d tool call(s) were interrupted and will not be re-run",
-            self.agent_id,
-            self.session_id,
-            len(repair["content"]),
-        )
-        self.agent.messages.append(repair)
-        self.message_appended(repair)
-
     # -- writes ----------------------------------------------------------------------------
 
     def _write_bookmark(self, bookmark: Checkpoint) -> None:
@@ -255,7 +273,7 @@ class SessionBinding:
                 self.agent.state.to_dict(),
                 cm_state,
                 self.recorded_invocations[-MAX_REMEMBERED_INVOCATIONS:],
-                self.agent._interrupts.to_dict(),
+                self.agent.interrupts.to_dict(),
             ],
             sort_keys=True,
             default=str,
@@ -276,7 +294,7 @@ class SessionBinding:
             conversation_manager_state=self.agent.conversation_manager.get_state(),
             invocation_ids=self.recorded_invocations[-MAX_REMEMBERED_INVOCATIONS:],
             message_count=self.next_index,
-            interrupt_state=self.agent._interrupts.to_dict(),
+            interrupt_state=self.agent.interrupts.to_dict(),
         )
         self._agent_version = self.storage.replace(
             self._agent_key, dump(record), expected_version=self._agent_version

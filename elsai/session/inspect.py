@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from elsai.ids import validate_id
 from elsai.session import keys
 from elsai.session.storage.base import StorageBackend
 from elsai.types import text_of, tool_results, tool_uses
@@ -17,7 +18,7 @@ SNIPPET = 200
 
 def summarize_session(storage: StorageBackend, session_id: str) -> dict[str, Any] | None:
     """Agents, message counts, last message and bookmark; None if the session does not exist."""
-    keys.validate_id(session_id, "session_id")
+    validate_id(session_id, "session_id")
     session = storage.read(keys.session_key(session_id))
     if session is None:
         return None
@@ -38,6 +39,7 @@ def summarize_session(storage: StorageBackend, session_id: str) -> dict[str, Any
 
 
 def summarize_agent(storage: StorageBackend, session_id: str, agent_id: str) -> dict[str, Any]:
+    """What is stored for one agent: message count, last message and bookmark, for the CLI."""
     message_keys = storage.list(keys.messages_prefix(session_id, agent_id))
     indices = sorted(i for i in (keys.message_index(k) for k in message_keys) if i is not None)
     bookmark_obj = storage.read(keys.checkpoint_key(session_id, agent_id))

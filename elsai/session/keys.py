@@ -15,60 +15,55 @@ from __future__ import annotations
 
 import re
 
-MAX_ID_LENGTH = 128
+# The id checks used to live here; they are kept importable from this module.
+from elsai.ids import MAX_ID_LENGTH as MAX_ID_LENGTH
+from elsai.ids import validate_id as validate_id
+
 _MESSAGE_RE = re.compile(r"message_(\d+)\.json$")
 
 
-def validate_id(value: object, kind: str = "id") -> str:
-    """Reject ids that could escape the layout or confuse it, before any I/O happens."""
-    if not isinstance(value, str):
-        raise ValueError(f"{kind} must be a string, got {type(value).__name__}")
-    if not value:
-        raise ValueError(f"{kind} must not be empty")
-    if len(value) > MAX_ID_LENGTH:
-        raise ValueError(f"{kind} is {len(value)} characters long; the limit is {MAX_ID_LENGTH}")
-    if "/" in value or "\\" in value:
-        raise ValueError(f"{kind} {value!r} must not contain path separators")
-    if value in (".", "..") or ".." in value:
-        raise ValueError(f"{kind} {value!r} must not contain '..'")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise ValueError(f"{kind} {value!r} must not contain control characters")
-    return value
-
-
 def session_dir(session_id: str) -> str:
+    """The folder of one session."""
     return f"session_{session_id}/"
 
 
 def session_key(session_id: str) -> str:
+    """session.json of a session."""
     return f"session_{session_id}/session.json"
 
 
 def multi_agent_key(session_id: str) -> str:
+    """The Graph/Swarm orchestrator cursor of a session."""
     return f"session_{session_id}/multi_agent.json"
 
 
 def agents_prefix(session_id: str) -> str:
+    """The folder holding every agent of a session."""
     return f"session_{session_id}/agents/"
 
 
 def agent_dir(session_id: str, agent_id: str) -> str:
+    """The folder of one agent in a session."""
     return f"session_{session_id}/agents/agent_{agent_id}/"
 
 
 def agent_key(session_id: str, agent_id: str) -> str:
+    """agent.json: state, window and interrupt state of one agent."""
     return agent_dir(session_id, agent_id) + "agent.json"
 
 
 def checkpoint_key(session_id: str, agent_id: str) -> str:
+    """checkpoint.json: the loop bookmark of one agent."""
     return agent_dir(session_id, agent_id) + "checkpoint.json"
 
 
 def messages_prefix(session_id: str, agent_id: str) -> str:
+    """The folder of one agent's message files."""
     return agent_dir(session_id, agent_id) + "messages/"
 
 
 def message_key(session_id: str, agent_id: str, index: int) -> str:
+    """The file of message number `index`."""
     return f"{messages_prefix(session_id, agent_id)}message_{index}.json"
 
 

@@ -11,13 +11,13 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from elsai.checkpoint.model import utc_now
+from elsai.ids import validate_id
 from elsai.session import keys
 from elsai.session.records import SessionRecord, dump, load
 from elsai.session.storage.base import SessionConflictError, StorageBackend
 
 if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
-    from elsai.session.binding import SessionBinding
+    from elsai.session.binding import BoundAgent, SessionBinding
 
 
 class SessionManager:
@@ -29,7 +29,7 @@ class SessionManager:
         self._session_ready = False
         self._lock = threading.Lock()
 
-    def bind_agent(self, agent: Agent) -> SessionBinding:
+    def bind_agent(self, agent: BoundAgent) -> SessionBinding:
         """Load `agent`'s stored conversation into it and return its persistence binding."""
         from elsai.session.binding import SessionBinding
 
@@ -56,6 +56,7 @@ class SessionManager:
     # -- orchestrator state (Graph / Swarm) -----------------------------------------------
 
     def read_multi_agent(self) -> tuple[dict[str, Any], str] | None:
+        """The orchestrator cursor and its version, or None before the first write."""
         import json
 
         found = self.storage.read(keys.multi_agent_key(self.session_id))
@@ -64,6 +65,7 @@ class SessionManager:
         return json.loads(found.data), found.version
 
     def write_multi_agent(self, state: dict[str, Any], expected_version: str | None) -> str:
+        """Replace the orchestrator cursor if unchanged since `expected_version`; the new version."""
         import json
 
         self.ensure_session()
@@ -88,7 +90,7 @@ class FileSessionManager(SessionManager):
 
         from elsai.session.storage.file import FileStorage
 
-        keys.validate_id(session_id, "session_id")
+        validate_id(session_id, "session_id")
         self.storage_dir = storage_dir or os.path.join(os.getcwd(), "sessions")
         super().__init__(session_id, FileStorage(self.storage_dir, fsync=fsync))
 
@@ -109,7 +111,7 @@ class S3SessionManager(SessionManager):
     ) -> None:
         from elsai.session.storage.s3 import S3Storage
 
-        keys.validate_id(session_id, "session_id")
+        validate_id(session_id, "session_id")
         self.bucket = bucket
         self.prefix = prefix
         super().__init__(

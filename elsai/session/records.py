@@ -24,6 +24,8 @@ class SessionCorruptError(ElsaiError):
 
 
 class SessionRecord(BaseModel):
+    """session.json: the session's id and creation time."""
+
     model_config = ConfigDict(extra="allow")
     session_id: str
     schema_version: str = SESSION_SCHEMA_VERSION
@@ -64,6 +66,7 @@ class MessageRecord(BaseModel):
         return self.invocation_ids[0] if self.invocation_ids else None
 
     def as_message(self) -> Message:
+        """The stored message in the Converse shape."""
         return self.message  # type: ignore[return-value]
 
 
@@ -80,10 +83,12 @@ def _decode_hook(obj: dict[str, Any]) -> Any:
 
 
 def dump(record: BaseModel) -> bytes:
+    """A record as the JSON bytes stored for it (bytes values survive as base64)."""
     return json.dumps(record.model_dump(mode="python"), default=_encode_default, indent=1).encode()
 
 
 def load(cls: type[T], data: bytes, where: str) -> T:
+    """Parse a stored record; anything wrong raises SessionCorruptError naming `where`."""
     try:
         return cls.model_validate(json.loads(data, object_hook=_decode_hook))
     except (ValueError, ValidationError) as exc:

@@ -22,6 +22,8 @@ PROBES = 3
 
 @dataclass
 class Window:
+    """The stored messages a restore loaded, and where they sit in the full history."""
+
     count: int  # stored messages in total
     start: int  # index of the first loaded message
     records: list[MessageRecord]
@@ -35,6 +37,8 @@ def load_window(
     count_hint: int | None,
     window_start: Callable[[int], int],
 ) -> Window:
+    """Load the messages the conversation manager's window needs, in as few round trips as possible."""
+
     def key(index: int) -> str:
         return keys.message_key(session_id, agent_id, index)
 

@@ -17,6 +17,8 @@ from elsai.types import ToolResult, ToolSpec, ToolUse
 
 
 class StructuredOutputTool(AgentTool):
+    """The internal tool whose input is the structured output the caller asked for."""
+
     def __init__(self, output_model: type[BaseModel]) -> None:
         if not (isinstance(output_model, type) and issubclass(output_model, BaseModel)):
             raise TypeError(
@@ -38,13 +40,16 @@ class StructuredOutputTool(AgentTool):
 
     @property
     def name(self) -> str:
+        """The tool name (the model class name, made tool-safe)."""
         return self._name
 
     @property
     def spec(self) -> ToolSpec:
+        """The output model's JSON schema as the tool's input schema."""
         return self._spec
 
     async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
+        """Validate the input; errors go back to the model so it can try again."""
         try:
             self.value = self.output_model.model_validate(tool_use.get("input"))
         except ValidationError as exc:
@@ -63,4 +68,5 @@ class StructuredOutputTool(AgentTool):
         }
 
     def forcing_prompt(self) -> dict[str, Any]:
+        """The user text that makes the model call this tool."""
         return {"text": f"Now call the {self._name} tool with your final answer."}

@@ -14,11 +14,13 @@ class AgentTool(abc.ABC):
 
     @property
     @abc.abstractmethod
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The name the model calls the tool by."""
 
     @property
     @abc.abstractmethod
-    def spec(self) -> ToolSpec: ...
+    def spec(self) -> ToolSpec:
+        """The Converse spec the model sees."""
 
     @abc.abstractmethod
     async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
@@ -29,6 +31,7 @@ class AgentTool(abc.ABC):
 
 
 def error_result(tool_use_id: str, text: str) -> ToolResult:
+    """An error result the model can read and react to."""
     return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
 
 

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from elsai.types import ToolUse
-
-if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
+from elsai.types import AgentView, ToolUse
 
 
 @dataclass
@@ -17,19 +14,23 @@ class ToolContext:
     """Injected into tools that declare a parameter annotated `ToolContext`."""
 
     tool_use: ToolUse
-    agent: Agent
+    agent: AgentView
     invocation_state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tool_use_id(self) -> str:
+        """The id of the call being served (stable across crash re-runs)."""
         return self.tool_use["toolUseId"]
 
     def interrupt(self, name: str, reason: Any = None) -> Any:
-        """Ask a human: returns their response if the agent was resumed with one, otherwise
-        pauses this tool (the invocation stops with stop_reason "interrupt")."""
+        """Ask a human for input.
+
+        Returns their response if the agent was resumed with one; otherwise pauses this tool
+        (the invocation stops with stop_reason "interrupt").
+        """
         from elsai.interrupt.model import Interrupt
 
-        return self.agent._interrupts.raise_or_answer(
+        return self.agent.interrupts.raise_or_answer(
             Interrupt.for_tool(self.tool_use_id, name, reason)
         )
 

@@ -85,6 +85,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
 
     @property
     def name(self) -> str:
+        """The tool name (the function name unless given)."""
         return self._name
 
     @property
@@ -94,6 +95,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
 
     @property
     def tool_type(self) -> str:
+        """Kind of tool, for listings."""
         return "function"
 
     @property
@@ -108,6 +110,7 @@ class FunctionTool(AgentTool, Generic[P, R]):
 
     @property
     def func(self) -> Callable[P, R]:
+        """The decorated function, unchanged."""
         return self._func
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:

@@ -16,14 +16,18 @@ RunOne = Callable[[ToolUse], Awaitable[ToolResult]]
 
 
 class ToolExecutor(abc.ABC):
+    """Decides how the calls of one assistant message run (together or in turn)."""
+
     @abc.abstractmethod
-    async def execute(self, calls: Sequence[ToolUse], run_one: RunOne) -> list[ToolResult]: ...
+    async def execute(self, calls: Sequence[ToolUse], run_one: RunOne) -> list[ToolResult]:
+        """Run every call through `run_one`; results in request order."""
 
 
 class ConcurrentToolExecutor(ToolExecutor):
     """Runs all calls of one assistant message at once (the default)."""
 
     async def execute(self, calls: Sequence[ToolUse], run_one: RunOne) -> list[ToolResult]:
+        """Run the calls concurrently; results in request order."""
         if len(calls) == 1:
             return [await run_one(calls[0])]
         return list(await asyncio.gather(*(run_one(call) for call in calls)))
@@ -33,10 +37,12 @@ class SequentialToolExecutor(ToolExecutor):
     """Runs calls one after another, for tools that must not overlap."""
 
     async def execute(self, calls: Sequence[ToolUse], run_one: RunOne) -> list[ToolResult]:
+        """Run the calls one after another."""
         return [await run_one(call) for call in calls]
 
 
 def resolve_executor(value: ToolExecutor | str | None) -> ToolExecutor:
+    """The executor for `AgentConfig.tool_executor`: an instance, "concurrent" (default) or "sequential"."""
     if value is None or value == "concurrent":
         return ConcurrentToolExecutor()
     if value == "sequential":

@@ -41,6 +41,7 @@ class ToolRegistry:
         return agent_tool
 
     def get(self, name: str) -> AgentTool | None:
+        """The tool called `name`, if registered."""
         return self._tools.get(name)
 
     def specs(self) -> list[ToolSpec]:
@@ -51,6 +52,7 @@ class ToolRegistry:
 
     @property
     def names(self) -> list[str]:
+        """Registered tool names, in registration order."""
         return list(self._tools)
 
     def __contains__(self, item: object) -> bool:

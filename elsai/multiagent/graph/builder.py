@@ -6,12 +6,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from elsai.agent.agent import Agent
+from elsai.ids import validate_id
 from elsai.multiagent.base import MultiAgentBase
 from elsai.multiagent.graph.state import GraphEdge, GraphNode, GraphState
 from elsai.multiagent.graph.topology import Topology
 from elsai.multiagent.invoke import Executor
 from elsai.multiagent.limits import positive_seconds
-from elsai.session import keys
 
 if TYPE_CHECKING:
     from elsai.multiagent.graph.graph import Graph
@@ -40,7 +40,7 @@ class GraphBuilder:
             raise TypeError(
                 f"a graph node must be an Agent or a Graph/Swarm, got {type(executor).__name__}"
             )
-        keys.validate_id(name, "node name")
+        validate_id(name, "node name")
         if name in self._nodes:
             raise ValueError(f"duplicate node name {name!r}: node names must be unique")
         for other in self._nodes.values():
@@ -76,7 +76,7 @@ class GraphBuilder:
 
     def set_graph_id(self, graph_id: str) -> GraphBuilder:
         """The graph's id in multi_agent.json and in node invocation ids (default "graph")."""
-        self._graph_id = keys.validate_id(graph_id, "graph id")
+        self._graph_id = validate_id(graph_id, "graph id")
         return self
 
     def set_max_node_executions(self, limit: int) -> GraphBuilder:

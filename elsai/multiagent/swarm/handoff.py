@@ -10,14 +10,11 @@ handoff in the agent's state and does not invoke that agent again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from elsai.tools.base import AgentTool, error_result, success_result
 from elsai.tools.context import ToolContext
-from elsai.types import ToolResult, ToolSpec, ToolUse
-
-if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
+from elsai.types import AgentView, ToolResult, ToolSpec, ToolUse
 
 HANDOFF_TOOL_NAME = "handoff_to_agent"
 #: agent.state key holding the latest handoff the agent made.
@@ -45,7 +42,7 @@ class Handoff:
         }
 
     @classmethod
-    def from_state(cls, agent: Agent, invocation_id: str) -> Handoff | None:
+    def from_state(cls, agent: AgentView, invocation_id: str) -> Handoff | None:
         """The handoff `agent` made during invocation `invocation_id`, if any."""
         data = agent.state.get(HANDOFF_STATE_KEY)
         if not isinstance(data, dict) or data.get("invocation_id") != invocation_id:

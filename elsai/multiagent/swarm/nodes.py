@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from elsai.agent.agent import Agent
+from elsai.ids import validate_id
 from elsai.multiagent.swarm.handoff import HANDOFF_TOOL_NAME
-from elsai.session import keys
 
 
 def check_nodes(nodes: Sequence[Agent]) -> dict[str, Agent]:
@@ -18,7 +18,7 @@ def check_nodes(nodes: Sequence[Agent]) -> dict[str, Agent]:
     for agent in nodes:
         if not isinstance(agent, Agent):
             raise TypeError(f"swarm nodes must be Agents, got {type(agent).__name__}")
-        name = keys.validate_id(agent.name, "swarm node name")
+        name = validate_id(agent.name, "swarm node name")
         if any(agent is other for other in named.values()):
             raise ValueError(
                 f"agent {name!r} was passed twice; each swarm node needs its own Agent"

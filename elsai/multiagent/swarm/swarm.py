@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from elsai.agent.agent import Agent
+from elsai.ids import validate_id
 from elsai.interrupt.model import interrupt_dict
 from elsai.multiagent.base import (
     MultiAgentBase,
@@ -38,7 +39,6 @@ from elsai.multiagent.persistence import CursorStore, SwarmCursor, encode_task
 from elsai.multiagent.swarm.handoff import Handoff, HandoffTool
 from elsai.multiagent.swarm.nodes import check_nodes, entry_name
 from elsai.multiagent.swarm.state import SwarmResult, SwarmState
-from elsai.session import keys
 from elsai.types import text_of
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class Swarm(MultiAgentBase):
         *,
         swarm_id: str = "swarm",
     ) -> None:
-        self.id = keys.validate_id(swarm_id, "swarm id")
+        self.id = validate_id(swarm_id, "swarm id")
         self.nodes = check_nodes(nodes)
         self.entry_point = entry_name(self.nodes, entry_point)
         self.session_manager = session_manager

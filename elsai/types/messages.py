@@ -24,23 +24,31 @@ ToolResultStatus = Literal["success", "error"]
 
 
 class ToolUse(TypedDict):
+    """A model's request to call one tool."""
+
     toolUseId: str
     name: str
     input: Any
 
 
 class ToolResultContent(TypedDict, total=False):
+    """One piece of a tool's answer: text or JSON."""
+
     text: str
     json: Any
 
 
 class ToolResult(TypedDict):
+    """A tool's answer to one ToolUse, matched by toolUseId."""
+
     toolUseId: str
     status: ToolResultStatus
     content: list[ToolResultContent]
 
 
 class ContentBlock(TypedDict, total=False):
+    """One block of a message; exactly one key is set."""
+
     text: str
     toolUse: ToolUse
     toolResult: ToolResult
@@ -50,23 +58,31 @@ class ContentBlock(TypedDict, total=False):
 
 
 class Message(TypedDict):
+    """One conversation turn in the Converse shape."""
+
     role: Role
     content: list[ContentBlock]
 
 
 class ToolSpec(TypedDict):
+    """How a tool is described to the model."""
+
     name: str
     description: str
     inputSchema: dict[str, Any]  # {"json": <JSON schema>}
 
 
 class ToolChoice(TypedDict, total=False):
+    """Which tool (if any) the model must call next."""
+
     auto: dict[str, Any]
     any: dict[str, Any]
     tool: dict[str, str]
 
 
 class Usage(TypedDict):
+    """Token counts reported by a provider."""
+
     inputTokens: int
     outputTokens: int
     totalTokens: int
@@ -75,6 +91,7 @@ class Usage(TypedDict):
 
 
 def empty_usage() -> Usage:
+    """Zeroed counters, the start of every sum."""
     return {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
 
 
@@ -86,12 +103,14 @@ def text_of(message: Message | None) -> str:
 
 
 def tool_uses(message: Message | None) -> list[ToolUse]:
+    """The toolUse blocks of a message (what the loop must run)."""
     if not message:
         return []
     return [b["toolUse"] for b in message.get("content", []) if "toolUse" in b]
 
 
 def tool_results(message: Message | None) -> list[ToolResult]:
+    """The toolResult blocks of a message."""
     if not message:
         return []
     return [b["toolResult"] for b in message.get("content", []) if "toolResult" in b]

@@ -1,0 +1,55 @@
+"""What one invocation runs on: the agent's parts, handed to the loop explicitly.
+
+The loop never reaches into the agent. The agent builds a `LoopDeps` for each invocation
+(its model, tools, hooks, conversation manager, interrupt state and persistence) and an
+`Invocation` for the per-call options; hooks, tools and conversation managers see
+`deps.agent`, typed as the read-only `ConversationView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from elsai.conversation.base import ConversationManager, ConversationView
+from elsai.hooks.registry import HookRegistry
+from elsai.interrupt.state import InterruptState
+from elsai.loop.persistence import LoopPersistence
+from elsai.models.base import Model
+from elsai.tools.executor import ToolExecutor
+from elsai.tools.registry import ToolRegistry
+from elsai.types import ContentBlock, InvocationMetrics
+
+if TYPE_CHECKING:
+    from elsai.structured_output.tool import StructuredOutputTool
+
+
+@dataclass(frozen=True)
+class LoopDeps:
+    """The agent's parts one invocation uses; the loop gets nothing else from the agent."""
+
+    #: What hooks, tools and conversation managers see; `agent.messages` is the transcript.
+    agent: ConversationView
+    model: Model
+    system_prompt: str | None
+    tools: ToolRegistry
+    executor: ToolExecutor
+    hooks: HookRegistry
+    conversation: ConversationManager
+    interrupts: InterruptState
+    persistence: LoopPersistence
+
+
+@dataclass
+class Invocation:
+    """Per-invocation state; discarded when the invocation ends."""
+
+    input_content: list[ContentBlock]
+    invocation_id: str | None = None
+    invocation_state: dict[str, Any] = field(default_factory=dict)
+    structured_output: StructuredOutputTool | None = None
+    structured_output_retries: int = 3
+    should_stop: Callable[[], bool] | None = None
+    max_cycles: int | None = None
+    metrics: InvocationMetrics = field(default_factory=InvocationMetrics)

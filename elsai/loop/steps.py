@@ -1,0 +1,51 @@
+"""Phases of the loop hand their result to the next phase as the last item they yield.
+
+A phase is an async generator: it streams events to the caller and ends with one `Done`
+carrying what the next phase needs. `Outcome` relays the events and keeps that value, so
+no phase talks to another through attributes set on the side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from elsai.loop.events import StreamEvent
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Done(Generic[T]):
+    """The last item of a phase: its result."""
+
+    value: T
+
+
+#: What a phase yields: stream events, then one `Done`.
+Steps = AsyncIterator[StreamEvent | Done[T]]
+
+_MISSING = object()
+
+
+class Outcome(Generic[T]):
+    """Iterate to relay a phase's stream events; then `value` is the phase's result."""
+
+    def __init__(self, steps: Steps[T]) -> None:
+        self._steps = steps
+        self._value: object = _MISSING
+
+    async def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        async for item in self._steps:
+            if isinstance(item, Done):
+                self._value = item.value
+            else:
+                yield item
+
+    @property
+    def value(self) -> T:
+        """The phase's result; a phase that ended without one is a bug in the loop."""
+        if self._value is _MISSING:
+            raise RuntimeError("a loop phase ended without its result")
+        return self._value  # type: ignore[return-value]
