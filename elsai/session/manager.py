@@ -26,7 +26,6 @@ class SessionManager:
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
         self.session_id = keys.validate_id(session_id, "session_id")
         self.storage = storage
-        self._session_ready = False
         self._lock = threading.Lock()
 
     def bind_agent(self, agent: BoundAgent) -> SessionBinding:
@@ -41,7 +40,6 @@ class SessionManager:
         with self._lock:
             found = self.storage.read(key)
             if found is not None:
-                self._session_ready = True
                 return load(SessionRecord, found.data, self.storage.describe(key))
             return self.create_session_record()
 
@@ -50,7 +48,6 @@ class SessionManager:
         record = SessionRecord(session_id=self.session_id, created_at=utc_now())
         with contextlib.suppress(SessionConflictError):
             self.storage.create(keys.session_key(self.session_id), dump(record))
-        self._session_ready = True
         return record
 
     # -- orchestrator state (Graph / Swarm) -----------------------------------------------
