@@ -33,7 +33,7 @@ def _log(ctx: Context | None, tool: str, phase: str, **extra: Any) -> None:
     path = os.environ.get("MCP_TEST_LOG")
     if not path:
         return
-    meta = dict(ctx.meta or {}) if ctx is not None else {}
+    meta = dict(ctx.request_context.meta or {}) if ctx is not None else {}
     line = {
         "tool": tool,
         "phase": phase,
@@ -110,7 +110,8 @@ def main() -> None:
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]), log_level="WARNING")
+        server.settings.log_level = "WARNING"
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
 
 
 if __name__ == "__main__":
