@@ -311,13 +311,17 @@ class MCPClient:
         conn.stop.set()
         if self._conn is conn:
             self._conn = None
-        if conn.task is not None and not conn.task.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(conn.task), 5)
-            except (asyncio.TimeoutError, Exception):
-                conn.task.cancel()
-                with contextlib.suppress(BaseException):
-                    await asyncio.wait_for(conn.task, 5)
+        task = conn.task
+        if task is None or task.done():
+            return
+        if conn.ready.done() and conn.ready.exception() is None:
+            # A live session leaves through `stop`, closing the server politely.
+            with contextlib.suppress(asyncio.TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(task), 5)
+        if not task.done():
+            task.cancel()  # still connecting (a silent server), or not closing in time
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(task, 5)
 
     async def _disconnect(self) -> None:
         if self._conn is not None:
@@ -339,5 +343,6 @@ def _why(exc: BaseException) -> str:
     """A one-line reason, unwrapping exception groups from anyio task groups."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    text = str(exc).strip()
+    lines = str(exc).strip().splitlines()
+    text = lines[0] if lines else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
