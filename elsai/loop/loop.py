@@ -230,7 +230,9 @@ class EventLoop:
             inv.metrics.add_usage(assembler.usage)
             inv.metrics.model_latency_ms += assembler.latency_ms
             after = await agent.hooks.invoke(
-                AfterModelCallEvent(agent=agent, message=message, stop_reason=stop_reason)
+                AfterModelCallEvent(
+                    agent=agent, message=message, stop_reason=stop_reason, usage=assembler.usage
+                )
             )
             if after.retry and hook_retries < MAX_MODEL_RETRIES_BY_HOOK:
                 hook_retries += 1

@@ -84,7 +84,9 @@ def http_url(server_log: Path) -> Iterator[str]:
 
 
 def stdio_client(log: Path, **options: Any) -> MCPClient:
-    return MCPClient.stdio(sys.executable, [SERVER, "stdio"], env={"MCP_TEST_LOG": str(log)}, **options)
+    return MCPClient.stdio(
+        sys.executable, [SERVER, "stdio"], env={"MCP_TEST_LOG": str(log)}, **options
+    )
 
 
 @pytest.fixture(params=["stdio", "http"])

@@ -7,6 +7,7 @@ the same `_meta` idempotency key, which the server logs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -36,10 +37,8 @@ def bookmark(backend: str, where: str) -> dict[str, Any]:
 def kill_orphans(log: Path) -> None:
     """End the stdio servers the children started, by their logged pids."""
     for pid in {int(e["pid"]) for e in read_log(log)}:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 @pytest.mark.parametrize("backend", ["file", "s3"])

@@ -51,7 +51,7 @@ class BackgroundLoop:
         future = asyncio.wrap_future(self.submit(coro))
         try:
             return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise TimeoutError(f"no answer within {timeout}s") from None
 
     def stop(self) -> None:

@@ -61,7 +61,9 @@ def _block(item: Any) -> dict[str, Any]:
         text = getattr(resource, "text", None)
         if text is not None:
             return {"text": text}
-        return {"text": f"[binary resource {resource.uri} ({resource.mime_type or 'unknown type'})]"}
+        return {
+            "text": f"[binary resource {resource.uri} ({resource.mime_type or 'unknown type'})]"
+        }
     if kind == "resource_link":
         return {"text": f"[resource link {item.uri}]"}
     if kind == "audio":

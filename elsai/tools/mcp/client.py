@@ -263,12 +263,14 @@ class MCPClient:
         """Own the transport and session for their whole life (anyio scopes stay in one task)."""
         mcp = _import_mcp()
         try:
-            async with self._open_transport() as streams:
-                async with mcp.ClientSession(streams[0], streams[1]) as session:
-                    await session.initialize()
-                    conn.session = session
-                    conn.ready.set_result(None)
-                    await conn.stop.wait()
+            async with (
+                self._open_transport() as streams,
+                mcp.ClientSession(streams[0], streams[1]) as session,
+            ):
+                await session.initialize()
+                conn.session = session
+                conn.ready.set_result(None)
+                await conn.stop.wait()
         except BaseException as exc:
             if not conn.ready.done():
                 conn.ready.set_exception(exc if isinstance(exc, Exception) else RuntimeError(exc))
