@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -61,14 +63,40 @@ class OtelTracing:
         if self._otel is None:
             logger.info("OtelTracing: opentelemetry is not installed; tracing is off")
             self._tracer = None
+            self._provider = None
             return
         _, trace = self._otel
-        provider = tracer_provider or trace.get_tracer_provider()
-        self._tracer = provider.get_tracer("elsai")
+        self._provider = tracer_provider or trace.get_tracer_provider()
+        self._tracer = self._provider.get_tracer("elsai")
 
     @property
     def enabled(self) -> bool:
         return self._tracer is not None
+
+    def flush(self, timeout_ms: int = 5_000) -> None:
+        """Export buffered spans now (a Lambda is frozen right after it returns)."""
+        force_flush = getattr(self._provider, "force_flush", None)
+        if force_flush is not None:
+            force_flush(timeout_ms)
+
+    @contextmanager
+    def current_span(self, name: str, attributes: dict[str, Any]) -> Iterator[Any]:
+        """A span that is current while the block runs (None when tracing is off).
+
+        For the units around an agent (a Graph/Swarm node, a serverless slice): the agent's
+        `invoke_agent` span, started inside the block, becomes its child.
+        """
+        if self._tracer is None:
+            yield None
+            return
+        with self._tracer.start_as_current_span(name, attributes=attributes) as span:
+            try:
+                yield span
+            except Exception:
+                raise  # recorded on the span by the SDK
+            except BaseException as exc:  # a dying process or a cancellation: still a failure
+                self._error(span, f"{type(exc).__name__} ended the span", type(exc).__name__)
+                raise
 
     def register_hooks(self, registry: HookRegistry) -> None:
         if not self.enabled:
