@@ -100,7 +100,6 @@ def make_client(request: pytest.FixtureRequest, server_log: Path) -> Iterator[An
         made.append(client)
         return client
 
-    make.transport = request.param  # type: ignore[attr-defined]
     yield make
     for client in made:
         client.close()

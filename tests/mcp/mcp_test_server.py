@@ -100,6 +100,14 @@ async def record(note: str, ctx: Context) -> str:
 
 
 @server.tool()
+def garbage(ctx: Context) -> str:
+    """Write a line that is not JSON-RPC into the protocol stream (stdio), then answer."""
+    _log(ctx, "garbage", "start")
+    os.write(1, b"this line is not JSON-RPC {{{\n")
+    return "answered after garbage"
+
+
+@server.tool()
 def die(ctx: Context) -> str:
     """Kill the server process in the middle of the call."""
     _log(ctx, "die", "start")

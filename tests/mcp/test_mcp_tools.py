@@ -136,13 +136,13 @@ def test_a_call_past_its_timeout_is_an_error_result_and_the_loop_goes_on(
     assert got["next"]["content"] == [{"text": "still here"}]
 
 
-def test_a_server_killed_mid_call_is_an_error_result_then_reconnects(
-    make_client: Any, server_log: Path
+def test_a_stdio_server_killed_mid_call_is_an_error_result_then_reconnects(
+    server_log: Path,
 ) -> None:
-    if make_client.transport == "http":
-        pytest.skip("the HTTP server is shared by the fixture; see the HTTP kill test below")
+    from tests.mcp.conftest import stdio_client
+
     script = [use(("d", "die", {})), use(("e", "echo", {"text": "back"})), "done"]
-    with Agent(model=ScriptedModel(script), tools=[make_client()]) as agent:
+    with Agent(model=ScriptedModel(script), tools=[stdio_client(server_log)]) as agent:
         assert str(agent("go")) == "done"
     got = results_of(agent)
     assert got["d"]["status"] == "error"
@@ -168,3 +168,15 @@ def test_an_http_server_killed_mid_call_is_an_error_result(tmp_path: Path) -> No
         assert got["content"][0]["text"].startswith("Error: ")
     finally:
         stop(proc)
+
+
+def test_garbage_on_the_stdio_stream_does_not_break_the_session(server_log: Path) -> None:
+    from tests.mcp.conftest import stdio_client
+
+    script = [use(("g", "garbage", {})), use(("e", "echo", {"text": "next"})), "done"]
+    client = stdio_client(server_log, call_timeout=10)
+    with Agent(model=ScriptedModel(script), tools=[client]) as agent:
+        assert str(agent("go")) == "done"
+    got = results_of(agent)
+    assert got["g"]["content"] == [{"text": "answered after garbage"}]
+    assert got["e"]["content"] == [{"text": "next"}]
