@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 from mcp_test_server import PNG_1X1
 
 from elsai import Agent
