@@ -100,6 +100,14 @@ async def record(note: str, ctx: Context) -> str:
 
 
 @server.tool()
+def header(name: str, ctx: Context) -> str:
+    """The value of one HTTP request header (empty over stdio)."""
+    request = ctx.request_context.request
+    headers = getattr(request, "headers", None) or {}
+    return str(headers.get(name, ""))
+
+
+@server.tool()
 def garbage(ctx: Context) -> str:
     """Write a line that is not JSON-RPC into the protocol stream (stdio), then answer."""
     _log(ctx, "garbage", "start")

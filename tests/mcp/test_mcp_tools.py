@@ -179,3 +179,11 @@ def test_garbage_on_the_stdio_stream_does_not_break_the_session(server_log: Path
     got = results_of(agent)
     assert got["g"]["content"] == [{"text": "answered after garbage"}]
     assert got["e"]["content"] == [{"text": "next"}]
+
+
+def test_http_headers_reach_the_server(http_url: str) -> None:
+    client = MCPClient.http(http_url, headers={"X-Elsai-Test": "secret-123"})
+    script = [use(("h", "header", {"name": "x-elsai-test"})), "done"]
+    with Agent(model=ScriptedModel(script), tools=[client]) as agent:
+        agent("go")
+    assert results_of(agent)["h"]["content"] == [{"text": "secret-123"}]

@@ -6,15 +6,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+#: Like the SDK's own client: a response stream may stay open for long, connecting may not.
+CONNECT_SECONDS, READ_SECONDS = 30.0, 300.0
+
 
 @asynccontextmanager
 async def open_http(url: str, headers: dict[str, str]) -> AsyncIterator[Any]:
     """Yield the (read, write) streams of a streamable-HTTP session to `url`."""
+    import httpx2
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
 
+    timeout = httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS)
     async with (
-        create_mcp_http_client(headers=headers or None) as http,
+        httpx2.AsyncClient(headers=headers or None, timeout=timeout) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,7 @@ class MCPClient:
         self._bg: BackgroundLoop | None = None
         self._conn: _Connection | None = None
         self._connect_lock: asyncio.Lock | None = None
+        self._lifecycle = threading.RLock()  # start/close from several threads (agents, pools)
 
     @classmethod
     def stdio(
@@ -135,24 +137,26 @@ class MCPClient:
 
     def start(self) -> MCPClient:
         """Connect (idempotent). Raises MCPConnectionError if the server cannot be reached."""
-        if self._bg is None:
-            _import_mcp()
-            self._bg = BackgroundLoop(f"elsai-mcp {self.transport.describe()}"[:60])
-            try:
-                self._bg.run(self._ensure_connected(), None)
-            except BaseException:
-                self.close()
-                raise
+        with self._lifecycle:
+            if self._bg is None:
+                _import_mcp()
+                self._bg = BackgroundLoop(f"elsai-mcp {self.transport.describe()}"[:60])
+                try:
+                    self._bg.run(self._ensure_connected(), None)
+                except BaseException:
+                    self.close()
+                    raise
         return self
 
     def close(self) -> None:
         """Close the session and stop the server subprocess (stdio); safe to call twice."""
-        bg, self._bg = self._bg, None
-        if bg is None:
-            return
-        with contextlib.suppress(Exception):
-            bg.run(self._disconnect(), 10)
-        bg.stop()
+        with self._lifecycle:
+            bg, self._bg = self._bg, None
+            if bg is None:
+                return
+            with contextlib.suppress(Exception):
+                bg.run(self._disconnect(), 10)
+            bg.stop()
 
     def __enter__(self) -> MCPClient:
         return self.start()
