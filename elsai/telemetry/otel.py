@@ -71,6 +71,7 @@ class OtelTracing:
 
     @property
     def enabled(self) -> bool:
+        """False when the opentelemetry packages are missing (then nothing is traced)."""
         return self._tracer is not None
 
     def flush(self, timeout_ms: int = 5_000) -> None:
@@ -99,6 +100,7 @@ class OtelTracing:
                 raise
 
     def register_hooks(self, registry: HookRegistry) -> None:
+        """HookProvider: subscribe to invocation, model-call and tool-call events."""
         if not self.enabled:
             return
         registry.add_callback(BeforeInvocationEvent, self._start_invocation)

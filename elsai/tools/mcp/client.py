@@ -133,6 +133,7 @@ class MCPClient:
 
     @property
     def started(self) -> bool:
+        """True while connected (or connecting); the background thread exists only then."""
         return self._bg is not None
 
     def start(self) -> MCPClient:

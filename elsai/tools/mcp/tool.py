@@ -48,6 +48,7 @@ class MCPTool(AgentTool):
         return self._spec
 
     async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
+        """Call the server tool with the idempotency key in `_meta`; failures become results."""
         use_id = tool_use["toolUseId"]
         arguments = tool_use.get("input") or {}
         if not isinstance(arguments, dict):
