@@ -7,6 +7,7 @@ just fails this invocation; Step Functions retries it and the checkpoint resumes
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -22,6 +23,16 @@ metrics = Metrics()
 tracer = Tracer()
 
 SAFETY_MARGIN_MS = int(os.environ.get("ELSAI_SLICE_SAFETY_MARGIN_MS", "60000"))
+
+
+@functools.cache
+def _otel_tracing() -> Any:
+    """OpenTelemetry spans only with ELSAI_TRACING=otel (imported then, not at cold start)."""
+    if os.environ.get("ELSAI_TRACING", "").lower() != "otel":
+        return None
+    from elsai.telemetry import OtelTracing
+
+    return OtelTracing()
 
 
 def _bucket() -> str:
@@ -42,13 +53,20 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     )
     factory = load_factory(os.environ.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent"))
     manager = S3SessionManager(session_id=request.session_id, bucket=_bucket())
-    result = run_slice(
-        request,
-        session_manager=manager,
-        factory=factory,
-        remaining_ms=context.get_remaining_time_in_millis,
-        safety_margin_ms=SAFETY_MARGIN_MS,
-    )
+    tracing = _otel_tracing()
+    try:
+        result = run_slice(
+            request,
+            session_manager=manager,
+            factory=factory,
+            remaining_ms=context.get_remaining_time_in_millis,
+            safety_margin_ms=SAFETY_MARGIN_MS,
+            tracing=tracing,
+            span_attributes={"faas.invocation_id": context.aws_request_id},
+        )
+    finally:
+        if tracing is not None:
+            tracing.flush()
     metrics.add_metric(name="Slices", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="Cycles", unit=MetricUnit.Count, value=result.cycles)
     if result.resumed_from_checkpoint:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,9 @@ class Agent:
             )
         self.model = model
         self.tool_registry = ToolRegistry(tools)
+        # Tool providers the build started (MCP clients) close with the agent, or when it is
+        # garbage collected; ones the caller started stay open for the caller.
+        self._finalizer = weakref.finalize(self, self.tool_registry.close)
         self.system_prompt = system_prompt
         self.messages: list[Message] = list(messages or [])
         self.state = AgentState(self.config.state)
@@ -217,6 +221,16 @@ class Agent:
         from elsai.agent.as_tool import agent_as_tool
 
         return agent_as_tool(self, name, description, preserve_context=preserve_context, mode=mode)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Close what building this agent opened (e.g. MCP clients and their servers)."""
+        self._finalizer()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"Agent(agent_id={self.agent_id!r}, model={type(self.model).__name__}, tools={self.tool_names})"

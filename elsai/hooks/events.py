@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from elsai.types import AgentResult, AgentView, Message, StopReason, ToolResult, ToolUse
+from elsai.types import AgentResult, AgentView, Message, StopReason, ToolResult, ToolUse, Usage
 
 if TYPE_CHECKING:
     from elsai.tools.base import AgentTool
@@ -69,6 +69,7 @@ class AfterModelCallEvent(HookEvent):
     stop_reason: StopReason | None = None
     exception: BaseException | None = None
     retry: bool = False
+    usage: Usage | None = None  # tokens of this call (telemetry); None when the call failed
     _writable: ClassVar[frozenset[str]] = frozenset({"retry"})
     reverse_order: ClassVar[bool] = True
 

@@ -19,7 +19,7 @@ from elsai.loop.steps import Done, Outcome, Steps
 from elsai.loop.transcript import Transcript
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
 from elsai.models.stream import MessageAssembler
-from elsai.types import Message, StopReason, tool_uses
+from elsai.types import Message, StopReason, Usage, tool_uses
 
 MAX_MODEL_RETRIES_BY_HOOK = 5
 
@@ -30,6 +30,7 @@ class ModelTurn:
 
     message: Message
     stop_reason: StopReason
+    usage: Usage | None = None
 
 
 class ModelCaller:
@@ -70,7 +71,10 @@ class ModelCaller:
             turn = attempt.value
             after = await deps.hooks.invoke(
                 AfterModelCallEvent(
-                    agent=deps.agent, message=turn.message, stop_reason=turn.stop_reason
+                    agent=deps.agent,
+                    message=turn.message,
+                    stop_reason=turn.stop_reason,
+                    usage=turn.usage,
                 )
             )
             if after.retry and hook_retries < MAX_MODEL_RETRIES_BY_HOOK:
@@ -107,7 +111,9 @@ class ModelCaller:
                 yield ReasoningDeltaEvent(text=event.text)
         inv.metrics.add_usage(assembler.usage)
         inv.metrics.model_latency_ms += assembler.latency_ms
-        yield Done(ModelTurn(assembler.message(), assembler.stop_reason or "end_turn"))
+        yield Done(
+            ModelTurn(assembler.message(), assembler.stop_reason or "end_turn", assembler.usage)
+        )
 
     def _tool_specs(self) -> list[Any]:
         specs = self.deps.tools.specs()
@@ -137,4 +143,4 @@ def _well_formed(turn: ModelTurn) -> ModelTurn:
     if not message["content"]:
         # Providers may return nothing; Converse rejects an empty assistant turn.
         message = {"role": "assistant", "content": [{"text": "(no response)"}]}
-    return ModelTurn(message, stop_reason)
+    return ModelTurn(message, stop_reason, turn.usage)

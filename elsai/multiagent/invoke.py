@@ -25,6 +25,7 @@ from elsai.multiagent.base import (
     Task,
     blocks_of,
 )
+from elsai.telemetry.spans import node_span, record_node
 from elsai.types import Usage, empty_usage
 
 logger = logging.getLogger("elsai.multiagent")
@@ -106,8 +107,11 @@ async def run_node(call: NodeCall) -> NodeResult:
             coro = call.executor.invoke_async(
                 call.input, invocation_state=call.invocation_state, invocation_id=call.invocation_id
             )
-        async with deadline:
-            result = await coro
+        with node_span(call.name, call.invocation_id, call.executor) as span:
+            async with deadline:
+                result = await coro
+            outcome = node_result(result, time.perf_counter() - started)
+            record_node(span, outcome.status.value, outcome.resumed_from_checkpoint, outcome.error)
     except TimeoutError as exc:
         if not deadline.expired():
             return _exception_result(call, exc, started)
@@ -116,7 +120,7 @@ async def run_node(call: NodeCall) -> NodeResult:
         return failed(message, time.perf_counter() - started, exc)
     except Exception as exc:
         return _exception_result(call, exc, started)
-    return node_result(result, time.perf_counter() - started)
+    return outcome
 
 
 def _exception_result(call: NodeCall, exc: Exception, started: float) -> NodeResult:

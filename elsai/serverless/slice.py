@@ -20,6 +20,8 @@ from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
 from elsai.serverless.parked import park_task_token
 from elsai.session import keys
 from elsai.session.manager import SessionManager
+from elsai.telemetry.otel import OtelTracing
+from elsai.telemetry.spans import record_slice, slice_span
 
 MAX_TEXT_CHARS = MAX_SLICE_TEXT_CHARS  # keep Step Functions state far below its 256 KiB cap
 
@@ -38,6 +40,9 @@ class SliceRequest(BaseModel):
     prompt: str | None = None
     interrupt_responses: list[dict[str, Any]] | None = None
     slice: int = 0
+    #: Step Functions retry count of this slice (`$$.State.RetryCount`), when the state
+    #: machine passes it; only telemetry reads it.
+    attempt: int | None = None
 
 
 class SliceResult(BaseModel):
@@ -60,13 +65,19 @@ def run_slice(
     factory: AgentFactory,
     remaining_ms: Callable[[], int],
     safety_margin_ms: int = 60_000,
+    tracing: OtelTracing | None = None,
+    span_attributes: dict[str, Any] | None = None,
 ) -> SliceResult:
-    """Rebuild the agent, act on its bookmark, and stop at a boundary before the deadline."""
+    """Rebuild the agent, act on its bookmark, and stop at a boundary before the deadline.
+
+    With `tracing` the agent gets it as a hook and the slice runs inside a `run_slice` span.
+    """
     keys.validate_id(request.session_id, "session_id")
     config = AgentConfig(
         agent_id=request.agent_id,
         session_manager=session_manager,
         checkpoint=CheckpointConfig(position="both"),
+        hooks=[tracing] if tracing is not None else (),
     )
     agent = factory(config)
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
@@ -81,9 +92,20 @@ def run_slice(
         prompt = request.prompt
         invocation_id = request.execution_id if request.prompt is not None else None
 
-    result = agent(
-        prompt, invocation_id=invocation_id, should_stop=lambda: remaining_ms() < safety_margin_ms
-    )
+    with slice_span(tracing, request, span_attributes) as span:
+        outcome = _outcome(
+            request,
+            agent(
+                prompt,
+                invocation_id=invocation_id,
+                should_stop=lambda: remaining_ms() < safety_margin_ms,
+            ),
+        )
+        record_slice(span, outcome)
+    return outcome
+
+
+def _outcome(request: SliceRequest, result: Any) -> SliceResult:
     status: Literal["completed", "continue", "interrupted"]
     if result.stop_reason == "paused":
         status = "continue"

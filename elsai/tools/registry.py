@@ -11,19 +11,46 @@ from typing import Any
 
 from elsai.tools.base import AgentTool
 from elsai.tools.decorator import tool
+from elsai.tools.provider import ToolProvider
 from elsai.types import ToolSpec
 
 ToolLike = AgentTool | Callable[..., Any]
 
 
 class ToolRegistry:
-    """Name → tool lookup. Plain functions are wrapped with `@tool` on registration."""
+    """Name → tool lookup. Plain functions are wrapped with `@tool` on registration.
 
-    def __init__(self, tools: Iterable[ToolLike] | None = ()) -> None:
+    A `ToolProvider` (e.g. an MCP client) contributes all its tools; providers the registry
+    had to start are closed by `close()`, so an agent closes exactly what it opened.
+    """
+
+    def __init__(self, tools: Iterable[ToolLike | ToolProvider] | None = ()) -> None:
         self._tools: dict[str, AgentTool] = {}
         self._specs: list[ToolSpec] | None = None
-        for item in tools or ():
+        self._opened: list[ToolProvider] = []
+        try:
+            for item in tools or ():
+                if isinstance(item, ToolProvider) and not isinstance(item, AgentTool):
+                    self.add_provider(item)
+                else:
+                    self.register(item)
+        except BaseException:
+            self.close()
+            raise
+
+    def add_provider(self, provider: ToolProvider) -> None:
+        """Register every tool of `provider`; remember it for `close()` if this started it."""
+        tools, opened = provider.load_tools()
+        if opened:
+            self._opened.append(provider)
+        for item in tools:
             self.register(item)
+
+    def close(self) -> None:
+        """Close the providers this registry started (idempotent)."""
+        opened, self._opened = self._opened, []
+        for provider in reversed(opened):
+            provider.close()
 
     def register(self, item: ToolLike) -> AgentTool:
         """Add a tool; return the AgentTool actually stored (the wrapper, for a function)."""
