@@ -127,7 +127,7 @@ def _check_lock_is_current(lock: Path) -> None:
     stale = unsatisfied(lambda_requirements(), locked_versions(lock))
     if stale:
         raise RuntimeError(
-            f"{lock.relative_to(REPO_ROOT)} does not satisfy pyproject.toml: {', '.join(stale)}. "
+            f"{lock} does not satisfy pyproject.toml: {', '.join(stale)}. "
             "Run `make lock` and commit the result."
         )
 
