@@ -36,7 +36,9 @@ def find_python312() -> str:
     Raises instead of returning None: the built-bundle tests must not pass by skipping.
     """
     roots = [os.environ.get("PYENV_ROOT", ""), str(Path.home() / ".pyenv"), "/root/.pyenv"]
-    candidates = [p for r in roots if r for p in sorted(glob.glob(f"{r}/versions/3.12*/bin/python3.12"))]
+    candidates = [
+        p for r in roots if r for p in sorted(glob.glob(f"{r}/versions/3.12*/bin/python3.12"))
+    ]
     candidates.append(shutil.which("python3.12") or "")
     for exe in filter(None, candidates):
         probe = subprocess.run(
@@ -78,7 +80,11 @@ def measure(
     for _ in range(runs):
         # -S: no site-packages of the interpreter itself; Lambda's image has none beyond boto3.
         proc = subprocess.run(
-            [exe, "-S", "-c", _PROBE], cwd=bundle, env=lambda_env(path), capture_output=True, text=True
+            [exe, "-S", "-c", _PROBE],
+            cwd=bundle,
+            env=lambda_env(path),
+            capture_output=True,
+            text=True,
         )
         if proc.returncode != 0:
             raise RuntimeError(f"import agent_handler failed:\n{proc.stderr}")

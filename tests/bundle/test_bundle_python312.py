@@ -118,5 +118,7 @@ def test_botocore_below_the_floor_fails_the_cold_start_clearly(
     assert "PutObject parameter IfMatch" in last and f"botocore>={FLOOR}" in last
     assert "locks/lambda-py312.txt" in last
     # The init phase failed before any work: nothing was written for the session.
-    listed = boto3.client("s3").list_objects_v2(Bucket=s3_bucket, Prefix=keys.session_dir(session_id))
+    listed = boto3.client("s3").list_objects_v2(
+        Bucket=s3_bucket, Prefix=keys.session_dir(session_id)
+    )
     assert listed["KeyCount"] == 0
