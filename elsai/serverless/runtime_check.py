@@ -26,7 +26,8 @@ def missing_put_object_parameters() -> list[str]:
     import botocore.session
 
     model = botocore.session.get_session().get_service_model("s3")
-    members = model.operation_model("PutObject").input_shape.members
+    shape = model.operation_model("PutObject").input_shape
+    members = shape.members if shape is not None else {}
     return [p for p in REQUIRED_PUT_OBJECT_PARAMETERS if p not in members]
 
 
