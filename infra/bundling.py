@@ -41,6 +41,7 @@ from infra.lock import (
     requirement_name,
     unsatisfied,
 )
+from infra.precompile import entry_modules, precompile_init_imports
 
 __all__ = [
     "BUNDLE_ONLY_REQUIREMENTS",
@@ -153,7 +154,7 @@ def _ignore(_dir: str, names: list[str]) -> set[str]:
 
 
 def assemble_bundle(output_dir: Path, requirements: list[str] | None = None) -> None:
-    """Write the full Lambda bundle into ``output_dir`` (deps first, code on top).
+    """Write the full Lambda bundle into ``output_dir`` (deps first, code on top, then .pyc).
 
     Without ``requirements`` the dependencies are exactly the lock's.
     """
@@ -168,6 +169,8 @@ def assemble_bundle(output_dir: Path, requirements: list[str] | None = None) -> 
             elif src.is_dir() and src.name not in _SKIP_NAMES and (src / "__init__.py").exists():
                 shutil.copytree(src, output_dir / src.name, dirs_exist_ok=True, ignore=_ignore)
     shutil.copytree(SDK_DIR, output_dir / "elsai", dirs_exist_ok=True, ignore=_ignore)
+    if LAMBDAS_DIR.is_dir():  # cp312 bytecode for what the init phase imports
+        precompile_init_imports(output_dir, entry_modules(output_dir, LAMBDAS_DIR))
 
 
 @jsii.implements(cdk.ILocalBundling)

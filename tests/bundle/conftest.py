@@ -17,16 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from lambda_run import REPO_ROOT  # noqa: E402
 
 from infra.cold_start import find_python312
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNTIME_CACHE = REPO_ROOT / ".cache" / "lambda-runtime"
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-#: The oldest boto3 the package metadata promises (pyproject.toml) and the one before it.
-FLOOR = "1.35.69"
-BELOW_FLOOR = "1.35.68"
 SDK_TOP_LEVEL = ("boto3", "botocore", "s3transfer")
 
 

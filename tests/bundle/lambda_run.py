@@ -14,6 +14,10 @@ from typing import Any
 
 from infra.cold_start import lambda_env
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The oldest boto3 the package metadata promises (pyproject.toml) and the one before it.
+FLOOR = "1.35.69"
+BELOW_FLOOR = "1.35.68"
 RESULT_MARK = "@@LAMBDA_RESULT@@"
 
 # The runtime's part: init (import the handler), then one invocation with a Lambda-shaped context.

@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import FLOOR, REPO_ROOT
+from lambda_run import FLOOR, REPO_ROOT
 
 from infra import bundling
 from infra.lock import (
@@ -89,3 +89,21 @@ def test_the_dev_constraints_pin_every_dev_requirement() -> None:
     makefile = (REPO_ROOT / "Makefile").read_text()
     assert '-m pip install -q -c $(DEV_LOCK) -e ".[dev]"' in makefile
     assert "DEV_LOCK := locks/dev.txt" in makefile
+
+
+def test_the_init_imports_are_precompiled_for_312_and_reproducibly(
+    asset_dir: Path, tmp_path: Path
+) -> None:
+    """cp312 unchecked-hash .pyc for what the handlers import; the same bytes on a rebuild."""
+    for module in ("botocore/session", "pydantic/main", "elsai/serverless/runtime_check"):
+        src = asset_dir / f"{module}.py"
+        pyc = src.parent / "__pycache__" / f"{src.stem}.cpython-312.pyc"
+        header = pyc.read_bytes()[:16]
+        assert int.from_bytes(header[4:8], "little") == 0b01, module  # hash-based, unchecked
+    assert not (asset_dir / "botocore" / "__pycache__" / "stub.cpython-312.pyc").exists()
+    again = tmp_path / "again"
+    bundling.assemble_bundle(again)
+    digest = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
+    assert digest == {
+        p.relative_to(asset_dir): p.read_bytes() for p in asset_dir.rglob("*") if p.is_file()
+    }

@@ -15,8 +15,7 @@ from pathlib import Path
 
 import boto3
 import pytest
-from conftest import BELOW_FLOOR, FLOOR
-from lambda_run import run_agent_handler
+from lambda_run import BELOW_FLOOR, FLOOR, run_agent_handler
 
 from elsai.session import keys
 from infra.lock import locked_versions
