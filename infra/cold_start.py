@@ -99,6 +99,7 @@ def measure(
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line: print the median cold-start figures of one bundle directory."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("bundle_dir", type=Path)
     parser.add_argument("--runtime", type=Path, help="site-packages standing in for Lambda's boto3")

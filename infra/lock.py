@@ -104,6 +104,7 @@ def unsatisfied(requirements: list[str], pins: dict[str, str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    """``requirements``: print the lock's input, one requirement a line (for ``make lock``)."""
     if argv != ["requirements"]:
         print("usage: python -m infra.lock requirements", file=sys.stderr)
         return 2
