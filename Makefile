@@ -4,12 +4,18 @@ PY := $(VENV)/bin/python
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export POWERTOOLS_TRACE_DISABLED := true
 
-.PHONY: setup demo test lint bench synth
+UV_VERSION := 0.13.9
+LAMBDA_LOCK := locks/lambda-py312.txt
+DEV_LOCK := locks/dev.txt
 
-$(VENV)/.installed: pyproject.toml
+.PHONY: setup demo test lint bench synth lock lock-lambda lock-dev
+
+# The dev install is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
+# last green with, not whatever was released this morning.
+$(VENV)/.installed: pyproject.toml $(DEV_LOCK)
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q -c $(DEV_LOCK) -e ".[dev]"
 	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; fi
 	touch $@
 
@@ -32,3 +38,26 @@ synth: setup
 
 bench:
 	bash bench/run.sh
+
+# Refresh the locks (needs PyPI). Review the diff, run the tests, commit both files.
+lock: lock-lambda lock-dev
+
+$(VENV)/bin/uv: | setup
+	$(PY) -m pip install -q uv==$(UV_VERSION)
+
+# The Lambda bundle's lock: resolved for the function's platform, not this machine's.
+lock-lambda: $(VENV)/bin/uv
+	$(PY) -m infra.lock requirements | $(VENV)/bin/uv pip compile - --quiet \
+		--python-platform x86_64-manylinux2014 --python-version 3.12 --only-binary :all: \
+		--generate-hashes --custom-compile-command "make lock" -o $(LAMBDA_LOCK)
+
+# The dev constraints: a fresh, unconstrained dev install, frozen.
+lock-dev:
+	rm -rf build/lock-dev-venv
+	python3 -m venv build/lock-dev-venv
+	build/lock-dev-venv/bin/python -m pip install -q --upgrade pip
+	build/lock-dev-venv/bin/python -m pip install -q -e ".[dev]"
+	{ echo '# Constraints for the dev install (make setup: pip install -c locks/dev.txt -e ".[dev]").'; \
+	  echo '# pip freeze --exclude-editable of a working dev venv; refresh with `make lock-dev`.'; \
+	  build/lock-dev-venv/bin/python -m pip freeze --exclude-editable; } > $(DEV_LOCK)
+	rm -rf build/lock-dev-venv

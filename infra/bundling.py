@@ -1,13 +1,18 @@
 """Docker-free packaging of the Lambda bundle.
 
-The bundle is ``lambdas/*.py`` + the ``elsai`` package + the runtime dependencies,
-installed by pip for the Lambda platform (manylinux x86_64, CPython 3.12) rather than
-for this machine, so pydantic-core's compiled wheel matches the Lambda runtime. boto3
-is left out: the Lambda runtime provides it.
+The bundle is ``lambdas/*.py`` + the ``elsai`` package + the locked runtime dependencies
+(``locks/lambda-py312.txt``, boto3 and botocore included), installed by pip with
+``--require-hashes`` for the Lambda platform (manylinux x86_64, CPython 3.12) rather than for
+this machine, so pydantic-core's compiled wheel matches the Lambda runtime.
+
+boto3/botocore are bundled on purpose: S3 session storage needs ``PutObject`` ``IfMatch``
+(botocore >= 1.35.69) and the runtime's boto3 is whatever AWS ships in that region that month.
+Only the botocore service models named in ``[tool.elsai.lambda-bundle]`` are kept (the full set
+is ~16 MB zipped that no handler loads).
 
 Tests synthesize the stack often, so the pip output is cached under
-``build/lambda-deps/<key>/`` where the key hashes the requirement list and target
-platform; a re-run only copies files.
+``build/lambda-deps/<key>/`` where the key hashes the lock and the target platform; a re-run
+only copies files.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,95 +30,92 @@ import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_lambda as lambda_
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-LAMBDAS_DIR = REPO_ROOT / "lambdas"
+from infra.lock import (
+    BUNDLE_ONLY_REQUIREMENTS,
+    LAMBDAS_DIR,
+    LOCK_FILE,
+    REPO_ROOT,
+    botocore_services,
+    lambda_requirements,
+    locked_versions,
+    requirement_name,
+    unsatisfied,
+)
+from infra.precompile import entry_modules, precompile_init_imports
+
+__all__ = [
+    "BUNDLE_ONLY_REQUIREMENTS",
+    "LocalPythonBundling",
+    "assemble_bundle",
+    "install_dependencies",
+    "lambda_code",
+    "lambda_requirements",
+]
+
 SDK_DIR = REPO_ROOT / "elsai"
 CACHE_DIR = REPO_ROOT / "build" / "lambda-deps"
 
 PYTHON_VERSION = "3.12"
 PLATFORM = "manylinux2014_x86_64"
-# Provided by the Lambda runtime; bundling them would only add ~20 MB.
-RUNTIME_PROVIDED = frozenset({"boto3", "botocore", "s3transfer"})
-# ...and their dependencies, which the runtime ships too. Pruned from the pip output when
-# some requirement pulls them in transitively (aws-xray-sdk depends on botocore): a
-# bundled botocore would shadow the runtime's and could mismatch its boto3.
-RUNTIME_PROVIDED_DISTS = ("boto3", "botocore", "s3transfer", "urllib3", "python_dateutil", "six")
-RUNTIME_PROVIDED_MODULES = ("boto3", "botocore", "s3transfer", "urllib3", "dateutil", "six.py")
-# Imported by the handlers but in no pyproject extra: Powertools' Tracer imports
-# aws_xray_sdk (the powertools `tracer` extra), which the Lambda runtime does not have.
-BUNDLE_ONLY_REQUIREMENTS = ("aws-xray-sdk>=2.8",)
-CACHE_FORMAT = 2  # bump when install/prune logic changes, so stale caches are not reused
+CACHE_FORMAT = 3  # bump when install/prune logic changes, so stale caches are not reused
 _SKIP_NAMES = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
+_requirement_name = requirement_name  # kept for callers of the old private name
 
 
-def _requirement_name(req: str) -> str:
-    """Distribution name of a PEP 508 requirement (``"pydantic>=2,<3"`` -> ``pydantic``)."""
-    name = req.strip()
-    for sep in "<>=!~;[ (":
-        name = name.split(sep, 1)[0]
-    return name.strip().lower().replace("_", "-")
-
-
-def lambda_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> list[str]:
-    """Runtime deps of the bundle: the SDK's deps + the ``lambda`` extra, minus boto3.
-
-    Read from pyproject.toml so the bundle never drifts from the package metadata;
-    an optional ``lambdas/requirements.txt`` adds handler-only deps.
-    """
-    project = tomllib.loads(pyproject.read_text())["project"]
-    reqs: list[str] = list(project.get("dependencies", []))
-    reqs += project.get("optional-dependencies", {}).get("lambda", [])
-    reqs += BUNDLE_ONLY_REQUIREMENTS
-    extra = LAMBDAS_DIR / "requirements.txt"
-    if extra.exists():
-        for line in extra.read_text().splitlines():
-            line = line.split("#", 1)[0].strip()
-            if line and not line.startswith("-"):
-                reqs.append(line)
-    kept = {
-        _requirement_name(r): r.strip()
-        for r in reqs
-        if _requirement_name(r) not in RUNTIME_PROVIDED
-    }
-    return sorted(kept.values())
-
-
-def cache_key(requirements: Iterable[str]) -> str:
-    """Stable key for the pip output: requirement list + target platform/interpreter."""
+def cache_key(requirements: Iterable[str], services: Iterable[str] = ("*",)) -> str:
+    """Stable key for the pip output: requirements (or lock lines) + platform + kept services."""
     blob = json.dumps(
         {
             "reqs": sorted(requirements),
             "platform": PLATFORM,
             "python": PYTHON_VERSION,
             "format": CACHE_FORMAT,
+            "services": sorted(services),
         },
         sort_keys=True,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def install_dependencies(requirements: list[str], cache_dir: Path = CACHE_DIR) -> Path:
-    """pip-install ``requirements`` for the Lambda platform once; return the cached dir."""
-    target = cache_dir / cache_key(requirements)
-    if (target / ".complete").exists():
-        return target
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    # Build in a sibling temp dir and rename: concurrent test workers never see half a tree.
-    staging = Path(tempfile.mkdtemp(prefix="deps-", dir=cache_dir))
+def _pip_command(target: Path, requirements: list[str] | None, lock: Path) -> list[str]:
     cmd = [
         sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
         "--platform", PLATFORM, "--implementation", "cp",
         "--python-version", PYTHON_VERSION, "--only-binary=:all:",
         "--no-compile",  # .pyc for this interpreter would be useless on 3.12
-        "--target", str(staging), *requirements,
+        "--target", str(target),
     ]  # fmt: skip
+    if requirements is None:  # the lock pins every distribution: nothing is resolved here
+        return [*cmd, "--require-hashes", "--no-deps", "-r", str(lock)]
+    return [*cmd, *requirements]
+
+
+def install_dependencies(
+    requirements: list[str] | None = None,
+    cache_dir: Path = CACHE_DIR,
+    *,
+    lock: Path = LOCK_FILE,
+) -> Path:
+    """pip-install the lock (or an explicit, unlocked ``requirements`` list) once; return the dir."""
+    services = botocore_services()
+    if requirements is None:
+        _check_lock_is_current(lock)
+    lines = lock.read_text().splitlines() if requirements is None else requirements
+    target = cache_dir / cache_key(lines, services)
+    if (target / ".complete").exists():
+        return target
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    # Build in a sibling temp dir and rename: concurrent test workers never see half a tree.
+    staging = Path(tempfile.mkdtemp(prefix="deps-", dir=cache_dir))
     try:
-        subprocess.run(cmd, check=True, capture_output=True, text=True)
+        subprocess.run(
+            _pip_command(staging, requirements, lock), check=True, capture_output=True, text=True
+        )
     except subprocess.CalledProcessError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise RuntimeError(f"pip failed for the Lambda bundle:\n{exc.stderr}") from exc
-    _prune_runtime_provided(staging)
-    (staging / ".complete").write_text("\n".join(requirements) + "\n")
+    _prune(staging, services)
+    (staging / ".complete").write_text("\n".join(lines) + "\n")
     try:
         staging.rename(target)
     except OSError:  # another process won the race; its copy is identical
@@ -122,19 +123,30 @@ def install_dependencies(requirements: list[str], cache_dir: Path = CACHE_DIR) -
     return target
 
 
-def _prune_runtime_provided(target: Path) -> None:
-    """Drop what the Lambda runtime already provides, and console scripts."""
-    shutil.rmtree(target / "bin", ignore_errors=True)
-    for entry in target.iterdir():
-        name = entry.name
-        dist = (
-            name.endswith(".dist-info") and name.split("-", 1)[0].lower() in RUNTIME_PROVIDED_DISTS
+def _check_lock_is_current(lock: Path) -> None:
+    """Refuse a lock that no longer satisfies pyproject.toml (a dependency changed, no relock)."""
+    stale = unsatisfied(lambda_requirements(), locked_versions(lock))
+    if stale:
+        raise RuntimeError(
+            f"{lock} does not satisfy pyproject.toml: {', '.join(stale)}. "
+            "Run `make lock` and commit the result."
         )
-        if dist or name in RUNTIME_PROVIDED_MODULES:
-            if entry.is_dir():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
+
+
+def _prune(target: Path, services: tuple[str, ...]) -> None:
+    """Drop console scripts and the botocore service models outside ``services``."""
+    shutil.rmtree(target / "bin", ignore_errors=True)
+    data = target / "botocore" / "data"
+    if "*" in services or not data.is_dir():
+        return
+    models = {p.name for p in data.iterdir() if p.is_dir()}
+    unknown = sorted(set(services) - models)
+    if unknown:
+        raise ValueError(
+            f"[tool.elsai.lambda-bundle] botocore-services names unknown services {unknown}"
+        )
+    for name in models - set(services):
+        shutil.rmtree(data / name)
 
 
 def _ignore(_dir: str, names: list[str]) -> set[str]:
@@ -142,9 +154,11 @@ def _ignore(_dir: str, names: list[str]) -> set[str]:
 
 
 def assemble_bundle(output_dir: Path, requirements: list[str] | None = None) -> None:
-    """Write the full Lambda bundle into ``output_dir`` (deps first, code on top)."""
-    reqs = lambda_requirements() if requirements is None else requirements
-    deps = install_dependencies(reqs)
+    """Write the full Lambda bundle into ``output_dir`` (deps first, code on top, then .pyc).
+
+    Without ``requirements`` the dependencies are exactly the lock's.
+    """
+    deps = install_dependencies(requirements)
     shutil.copytree(deps, output_dir, dirs_exist_ok=True, ignore=_ignore)
     (output_dir / ".complete").unlink(missing_ok=True)
     # The handlers may not exist yet: copy whatever lambdas/ holds.
@@ -155,6 +169,8 @@ def assemble_bundle(output_dir: Path, requirements: list[str] | None = None) -> 
             elif src.is_dir() and src.name not in _SKIP_NAMES and (src / "__init__.py").exists():
                 shutil.copytree(src, output_dir / src.name, dirs_exist_ok=True, ignore=_ignore)
     shutil.copytree(SDK_DIR, output_dir / "elsai", dirs_exist_ok=True, ignore=_ignore)
+    if LAMBDAS_DIR.is_dir():  # cp312 bytecode for what the init phase imports
+        precompile_init_imports(output_dir, entry_modules(output_dir, LAMBDAS_DIR))
 
 
 @jsii.implements(cdk.ILocalBundling)
@@ -173,7 +189,7 @@ def lambda_code() -> lambda_.Code:
     """One asset for every function in the stack (CDK uploads it once).
 
     The asset hash is taken from the bundle output, because the source path alone
-    (``lambdas/``) would miss edits to ``elsai/`` and to the requirement list.
+    (``lambdas/``) would miss edits to ``elsai/`` and to the lock.
     """
     return lambda_.Code.from_asset(
         str(LAMBDAS_DIR),

@@ -16,7 +16,10 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from elsai.serverless import SliceRequest, load_factory, park_task_token, run_slice
+from elsai.serverless.runtime_check import require_s3_conditional_writes
 from elsai.session import S3SessionManager
+
+require_s3_conditional_writes()  # init phase: a too-old botocore fails here, not mid-job
 
 logger = Logger()
 metrics = Metrics()
