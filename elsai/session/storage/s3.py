@@ -10,7 +10,11 @@ reset), but S3 may already have applied the first attempt; the retry then meets 
 and gets 412 (or `NoSuchKey`/412 for `If-Match`). So every 412 is checked by reading the key
 back: if it holds exactly the bytes this call sent, the write is this writer's own and succeeds
 with the stored ETag; anything else is a real conflict, as before. The same check runs when
-botocore gives up with a network error, since the write may have landed then too.
+botocore gives up with a network error, since the write may have landed then too. (That
+happens sooner than its attempt count suggests: standard retry mode spends a per-client quota
+of 500 units at 14 a retry, refilled by successes, so after about 35 retries in a burst
+botocore stops retrying; an applied write is still recognized then, and anything else is a
+`StorageError`, which the state machine retries.)
 
 Why equal bytes are enough, with no writer token in the object: the caller only needs the
 store to hold what it asked for and to know that object's version. If a *different* writer
