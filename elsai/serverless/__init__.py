@@ -5,7 +5,23 @@ with stable ids, invokes it exactly-once for the execution, and stops at a loop 
 before the Lambda deadline. `lambdas/agent_handler.py` wraps it with Powertools.
 """
 
+from elsai.serverless.deadline import (
+    DeadlinePolicy,
+    DefaultToolTimeout,
+    min_function_timeout_seconds,
+    stop_margin_seconds,
+)
 from elsai.serverless.factory import load_factory
 from elsai.serverless.slice import SliceRequest, SliceResult, park_task_token, run_slice
 
-__all__ = ["SliceRequest", "SliceResult", "load_factory", "park_task_token", "run_slice"]
+__all__ = [
+    "DeadlinePolicy",
+    "DefaultToolTimeout",
+    "SliceRequest",
+    "SliceResult",
+    "load_factory",
+    "min_function_timeout_seconds",
+    "park_task_token",
+    "run_slice",
+    "stop_margin_seconds",
+]

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.interrupt.model import interrupt_dict
+from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.factory import AgentFactory
 from elsai.session import keys
 from elsai.session.manager import SessionManager
@@ -53,14 +54,22 @@ def run_slice(
     session_manager: SessionManager,
     factory: AgentFactory,
     remaining_ms: Callable[[], int],
-    safety_margin_ms: int = 60_000,
+    safety_margin_ms: int | None = None,
+    deadline: DeadlinePolicy | None = None,
 ) -> SliceResult:
-    """Rebuild the agent, act on its bookmark, and stop at a boundary before the deadline."""
+    """Rebuild the agent, act on its bookmark, and stop at a boundary before the deadline.
+
+    The stop margin is `safety_margin_ms` if given, else derived by `deadline` (default:
+    `DeadlinePolicy()`) from the built agent's model and the default tool timeout, which is
+    applied to the agent's tools through a hook (see `elsai.serverless.deadline`).
+    """
     keys.validate_id(request.session_id, "session_id")
+    policy = deadline or DeadlinePolicy()
     config = AgentConfig(
         agent_id=request.agent_id,
         session_manager=session_manager,
         checkpoint=CheckpointConfig(position="both"),
+        hooks=policy.hooks(),
     )
     agent = factory(config)
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
@@ -75,8 +84,9 @@ def run_slice(
         prompt = request.prompt
         invocation_id = request.execution_id if request.prompt is not None else None
 
+    margin_ms = policy.stop_margin_ms(agent.model) if safety_margin_ms is None else safety_margin_ms
     result = agent(
-        prompt, invocation_id=invocation_id, should_stop=lambda: remaining_ms() < safety_margin_ms
+        prompt, invocation_id=invocation_id, should_stop=lambda: remaining_ms() < margin_ms
     )
     status: Literal["completed", "continue", "interrupted"]
     if result.stop_reason == "paused":
