@@ -130,9 +130,9 @@ class DeadlinePolicy:
                 raise ValueError(f"{name} must be a number of seconds, got {raw!r}") from None
 
         tool_raw = env.get(ENV_TOOL_TIMEOUT_S, "").strip().lower()
-        tool: float | None = seconds(ENV_TOOL_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S)
-        if tool_raw in ("0", "none", "off"):
-            tool = None
+        tool: float | None = None
+        if tool_raw not in ("0", "none", "off"):
+            tool = seconds(ENV_TOOL_TIMEOUT_S, DEFAULT_TOOL_TIMEOUT_S)
         margin_raw = env.get(ENV_MARGIN_MS, "").strip()
         if margin_raw and not margin_raw.isdigit():
             raise ValueError(f"{ENV_MARGIN_MS} must be a whole number of ms, got {margin_raw!r}")
