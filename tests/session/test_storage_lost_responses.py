@@ -196,3 +196,30 @@ def test_409_that_never_clears_is_a_retryable_storage_error_and_writes_nothing(
     assert not isinstance(caught.value, SessionConflictError)
     assert len(waits) == IN_FLIGHT_RETRIES
     assert storage.read(key) is None
+
+
+def test_a_write_that_landed_is_recognized_when_botocore_gives_up(s3_bucket: str) -> None:
+    """Every attempt applied and every answer lost: botocore raises, the read-back finds it."""
+    faults = LostResponses(seed=3, rate=1.0, applied_share=1.0, max_in_a_row=99)
+    session = boto3.Session()
+    session.events.register(PUT_EVENT, faults)
+    storage = S3Storage(s3_bucket, boto_session=session)
+    key = keys.message_key(SESSION, AGENT, 0)
+    version = storage.create(key, b"landed")
+    assert faults.applied_and_lost("create") == 3  # botocore's standard mode: 3 attempts
+    assert S3Storage(s3_bucket).read(key) == StoredObject(b"landed", version)
+
+
+def test_a_write_that_never_left_is_a_storage_error_when_botocore_gives_up(
+    s3_bucket: str,
+) -> None:
+    faults = LostResponses(seed=4, rate=1.0, applied_share=0.0, max_in_a_row=99)
+    session = boto3.Session()
+    session.events.register(PUT_EVENT, faults)
+    storage = S3Storage(s3_bucket, boto_session=session)
+    key = keys.message_key(SESSION, AGENT, 0)
+    with pytest.raises(StorageError, match="ConnectionClosedError") as caught:
+        storage.create(key, b"never sent")
+    assert not isinstance(caught.value, SessionConflictError)
+    assert faults.counts["create_dropped_before_sending"] == 3
+    assert S3Storage(s3_bucket).read(key) is None

@@ -228,7 +228,7 @@ class S3Storage(StorageBackend):
         409 is retried with backoff; a 412 (or a network failure after botocore's retries)
         reads the key back, and the writer's own bytes there mean its earlier attempt landed.
         """
-        from botocore.exceptions import BotoCoreError, ClientError
+        from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 
         for attempt in range(IN_FLIGHT_RETRIES + 1):
             try:
@@ -255,10 +255,12 @@ class S3Storage(StorageBackend):
                 # not the one this writer saw, so it is a conflict like any other.
                 raise SessionConflictError(self._conflict_message(key, if_match, code)) from exc
             except BotoCoreError as exc:
-                # botocore gave up on the network; the write may still have been applied.
-                own = self._own_write(key, data, exc)
-                if own is not None:
-                    return own
+                # botocore gave up on the network after sending: the write may have landed.
+                # (Other BotoCoreErrors, e.g. a ParamValidationError, never sent anything.)
+                if isinstance(exc, HTTPClientError):
+                    own = self._own_write(key, data, exc)
+                    if own is not None:
+                        return own
                 raise self._storage_error("write", key, exc) from exc
         raise AssertionError("unreachable: the last attempt returns or raises")
 
