@@ -54,8 +54,10 @@ ENV_TOOL_TIMEOUT_S = "ELSAI_TOOL_TIMEOUT_SECONDS"
 def stop_margin_seconds(
     model_call_s: float, tool_timeout_s: float | None, safety_s: float
 ) -> float:
-    """The time a slice keeps in hand at a boundary: the longer of a model call and a tool
-    call, plus `safety_s`."""
+    """The time a slice keeps in hand at a boundary.
+
+    The longer of a model call and a tool call, plus `safety_s`.
+    """
     return max(model_call_s, tool_timeout_s or 0.0) + safety_s
 
 
@@ -109,6 +111,7 @@ class DeadlinePolicy:
     margin_ms: int | None = None
 
     def __post_init__(self) -> None:
+        """Refuse negative or non-finite knobs before any slice relies on them."""
         for name in ("safety_s", "model_read_timeout_s"):
             value = getattr(self, name)
             if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
