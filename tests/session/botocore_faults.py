@@ -88,21 +88,25 @@ _CONFLICT_409 = (
 
 @dataclass
 class InFlight409:
-    """Answer the first `times` PutObject attempts with 409; `apply_first` sends the first one
-    to the server before answering (this writer's own write was the one in flight)."""
+    """Answer `times` PutObject attempts with 409. With `lost_first`, the first attempt is
+    sent to the server and its response lost (botocore retries), so the write in flight that
+    the 409s report is this writer's own."""
 
     times: int
-    apply_first: bool = False
+    lost_first: bool = False
     answered: int = 0
 
     def __post_init__(self) -> None:
         self._http = URLLib3Session()
+        self._lost = False
 
     def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
+        if self.lost_first and not self._lost:
+            self._lost = True
+            self._http.send(request)
+            raise ReadTimeoutError(endpoint_url=request.url)
         if self.answered >= self.times:
             return None
-        if self.apply_first and self.answered == 0:
-            self._http.send(request)
         self.answered += 1
         raw = HTTPResponse(
             body=io.BytesIO(_CONFLICT_409),

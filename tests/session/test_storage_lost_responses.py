@@ -22,7 +22,13 @@ from elsai.checkpoint.config import CheckpointConfig
 from elsai.conversation.null import NullConversationManager
 from elsai.models import ScriptedModel
 from elsai.session import S3SessionManager, keys
-from elsai.session.storage import S3Storage, SessionConflictError, StorageError, StoredObject
+from elsai.session.storage import (
+    S3Storage,
+    SessionConflictError,
+    StorageBackend,
+    StorageError,
+    StoredObject,
+)
 from elsai.session.storage.s3 import IN_FLIGHT_RETRIES
 from tests.core.core_helpers import assert_valid_transcript, uses_of
 
@@ -178,8 +184,9 @@ def test_409_in_flight_is_retried_with_backoff_then_succeeds(s3_bucket: str) -> 
 
 
 def test_409_for_the_writers_own_in_flight_write_ends_in_success(s3_bucket: str) -> None:
-    """The write in flight was this writer's own: the retry gets 412 and finds its bytes."""
-    storage, waits = _in_flight_storage(s3_bucket, InFlight409(times=1, apply_first=True))
+    """Lost response, then botocore's retry meets 409 (the first attempt still "in flight");
+    the next try gets 412 and finds this writer's own bytes."""
+    storage, waits = _in_flight_storage(s3_bucket, InFlight409(times=1, lost_first=True))
     key = keys.checkpoint_key(SESSION, AGENT)
     version = storage.replace(key, b"mine", expected_version=None)
     assert storage.read(key) == StoredObject(b"mine", version)
@@ -223,3 +230,18 @@ def test_a_write_that_never_left_is_a_storage_error_when_botocore_gives_up(
     assert not isinstance(caught.value, SessionConflictError)
     assert faults.counts["create_dropped_before_sending"] == 3
     assert S3Storage(s3_bucket).read(key) is None
+
+
+def test_an_identical_write_sent_once_is_still_a_conflict(storage: StorageBackend) -> None:
+    """No attempt of the second writer can have landed, so equal bytes are no excuse: a stalled
+    writer repeating its successor's write is refused at once (both backends)."""
+    key, bookmark = keys.message_key(SESSION, AGENT, 0), keys.checkpoint_key(SESSION, AGENT)
+    version = storage.create(key, b"same")
+    with pytest.raises(SessionConflictError):
+        storage.create(key, b"same")
+    v1 = storage.create(bookmark, b"v1")
+    v2 = storage.replace(bookmark, b"v2", expected_version=v1)
+    with pytest.raises(SessionConflictError):
+        storage.replace(bookmark, b"v2", expected_version=v1)
+    assert storage.read(key) == StoredObject(b"same", version)
+    assert storage.read(bookmark) == StoredObject(b"v2", v2)

@@ -44,10 +44,11 @@ class StoredObject:
 class StorageBackend(abc.ABC):
     """Moves bytes under keys; the one place single-writer safety is made atomic.
 
-    Writes are idempotent for the writer's own retry: when a write may have been applied but
-    its outcome was lost (a dropped response, an NFS retransmit), a backend that finds
-    exactly the bytes it was asked to write reports success with their version. Only other
-    bytes are a conflict (see `elsai.session.storage.s3` for why equal bytes are safe).
+    Writes are idempotent for the writer's own retry: when an attempt of this very write may
+    have been applied but its outcome was lost (a dropped response, an NFS retransmit), a
+    backend that finds that write stored (S3: exactly its bytes; files: its inode) reports
+    success with its version. Without such an attempt a failed condition is always a conflict,
+    even if the stored bytes happen to be equal (see `elsai.session.storage.s3`).
     """
 
     @abc.abstractmethod

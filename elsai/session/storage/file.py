@@ -144,8 +144,8 @@ class FileStorage(StorageBackend):
         """Publish a new file with `os.link`, which never overwrites.
 
         An error from `link` after it may have taken effect (an NFS retransmit answers
-        EEXIST for its own first attempt) is checked: if the key is our temp file's inode, or
-        holds exactly `data`, the write is ours and succeeds.
+        EEXIST for its own first attempt) is checked: if the key is our temp file's inode, the
+        write is ours and succeeds.
 
         Returns:
             The content version of `data`.
@@ -162,13 +162,13 @@ class FileStorage(StorageBackend):
             try:
                 os.link(tmp, path)
             except FileExistsError:
-                if not self._holds(path, _identity(tmp), data):
+                if not self._holds(path, _identity(tmp)):
                     raise SessionConflictError(
                         f"{path} already exists: another writer created it first; "
                         "nothing was overwritten"
                     ) from None
             except OSError as exc:
-                if not self._holds(path, _identity(tmp), data):
+                if not self._holds(path, _identity(tmp)):
                     raise StorageError(f"cannot create {path}: {_reason(exc)}") from exc
         finally:
             _unlink_quietly(tmp)
@@ -180,7 +180,7 @@ class FileStorage(StorageBackend):
 
         `expected_version=None` means create (the same primitive, so a racing create and
         replace cannot both win). An error from the rename after it may have taken effect is
-        checked like `create`'s: the key holding our inode or exactly `data` is success.
+        checked like `create`'s: the key holding our temp file's inode is success.
 
         Returns:
             The content version of `data`.
@@ -202,7 +202,7 @@ class FileStorage(StorageBackend):
                 try:
                     os.replace(tmp, path)
                 except OSError as exc:
-                    if not self._holds(path, identity, data):
+                    if not self._holds(path, identity):
                         raise StorageError(f"cannot replace {path}: {_reason(exc)}") from exc
                 self._sync_dir(directory)
         finally:
@@ -222,15 +222,13 @@ class FileStorage(StorageBackend):
                 "nothing was overwritten"
             )
 
-    def _holds(self, path: str, identity: tuple[int, int] | None, data: bytes) -> bool:
-        """Whether `path` is now this writer's file (same inode) or holds exactly `data`."""
-        if identity is not None and _identity(path) == identity:
-            return True
-        try:
-            with open(path, "rb") as f:
-                return f.read() == data
-        except OSError:
-            return False
+    def _holds(self, path: str, identity: tuple[int, int] | None) -> bool:
+        """Whether `path` is now this writer's own file: the inode of its temp file.
+
+        The inode proves it (equal bytes would not: a stalled writer repeating its successor's
+        write must still be refused).
+        """
+        return identity is not None and _identity(path) == identity
 
     # -- helpers -----------------------------------------------------------------------------
 

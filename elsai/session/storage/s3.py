@@ -7,19 +7,22 @@ conditional writes: `create` sends `If-None-Match: *` (never overwrite) and `rep
 
 Lost responses. botocore retries a PUT whose response never arrived (read timeout, connection
 reset), but S3 may already have applied the first attempt; the retry then meets its own write
-and gets 412 (or `NoSuchKey`/412 for `If-Match`). So every 412 is checked by reading the key
-back: if it holds exactly the bytes this call sent, the write is this writer's own and succeeds
-with the stored ETag; anything else is a real conflict, as before. The same check runs when
-botocore gives up with a network error, since the write may have landed then too. (That
+and gets 412. So a 412 to a request botocore *retried* (`RetryAttempts > 0`) is checked by
+reading the key back: if it holds exactly the bytes this call sent, the write is this writer's
+own and succeeds with the stored ETag; anything else is a real conflict, as before. The same
+check runs when botocore gives up with a network error after sending, since the write may have
+landed then too. A 412 to a request sent once is a conflict, whatever the stored bytes: no
+attempt of this writer can have landed, so another writer did (a stalled "zombie" writer
+repeating the same merge as its successor is refused at once). (That
 happens sooner than its attempt count suggests: standard retry mode spends a per-client quota
 of 500 units at 14 a retry, refilled by successes, so after about 35 retries in a burst
 botocore stops retrying; an applied write is still recognized then, and anything else is a
 `StorageError`, which the state machine retries.)
 
-Why equal bytes are enough, with no writer token in the object: the caller only needs the
-store to hold what it asked for and to know that object's version. If a *different* writer
-stored the very same bytes, the store still holds exactly that, with that ETag, so each
-writer's view is true and nothing was overwritten. Had the versions really diverged (the other
+Why equal bytes are enough after a retry, with no writer token in the object: the caller only
+needs the store to hold what it asked for and to know that object's version. If a *different*
+writer stored the very same bytes in that window, the store still holds exactly that, with that
+ETag, so each writer's view is true and nothing was overwritten. Had the versions really diverged (the other
 writer wrote something else at any point after), the bytes differ, or the writer's *next*
 conditional write meets a version it never saw and conflicts there. Equal bytes therefore
 never hide a lost update; they only hide a race whose outcome is the same either way.
@@ -225,15 +228,18 @@ class S3Storage(StorageBackend):
     def _put(self, key: str, data: bytes, *, if_match: str | None) -> str:
         """A conditional PutObject that tells this writer's own lost write from a real loser.
 
-        409 is retried with backoff; a 412 (or a network failure after botocore's retries)
-        reads the key back, and the writer's own bytes there mean its earlier attempt landed.
+        409 is retried with backoff. A 412 after botocore retried the request (or a network
+        failure after its retries) reads the key back: the writer's own bytes there mean its
+        earlier attempt landed. A 412 to a request sent once is always a conflict.
         """
         from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 
+        maybe_applied = False  # did an earlier attempt of this write possibly land?
         for attempt in range(IN_FLIGHT_RETRIES + 1):
             try:
                 return self._put_once(key, data, if_match)
             except ClientError as exc:
+                maybe_applied = maybe_applied or _retried(exc)
                 code = _error_code(exc)
                 if code in _IN_FLIGHT_CODES and attempt < IN_FLIGHT_RETRIES:
                     self._sleep(_in_flight_backoff(attempt))
@@ -243,7 +249,7 @@ class S3Storage(StorageBackend):
                 )
                 if not rejected and code not in _IN_FLIGHT_CODES:
                     raise self._storage_error("write", key, exc) from exc
-                own = self._own_write(key, data, exc)
+                own = self._own_write(key, data, exc) if maybe_applied else None
                 if own is not None:
                     return own
                 if code in _IN_FLIGHT_CODES:
@@ -323,6 +329,13 @@ def _in_flight_backoff(attempt: int) -> float:
     """Full jitter: uniform in [0, min(cap, 50 ms * 2**attempt)]."""
     cap = min(IN_FLIGHT_MAX_BACKOFF_S, _IN_FLIGHT_BASE_BACKOFF_S * (2**attempt))
     return random.uniform(0.0, cap)
+
+
+def _retried(exc: Any) -> bool:
+    """Whether botocore sent this request more than once (so an earlier attempt may have
+    been applied although its response was lost)."""
+    attempts = exc.response.get("ResponseMetadata", {}).get("RetryAttempts", 0)
+    return isinstance(attempts, int) and attempts > 0
 
 
 def _error_code(exc: Any) -> str:
