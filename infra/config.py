@@ -45,6 +45,10 @@ class ElsaiConfig:
     api_rate_limit: int = 20
     api_burst_limit: int = 40
     log_level: str = "INFO"
+    #: Deadline knobs (lambdas/README.md, "Deadlines"), passed to the agent function's env.
+    model_read_timeout_seconds: int = 120
+    tool_timeout_seconds: int = 120  # 0: no default tool timeout
+    slice_safety_seconds: int = 30
 
     def __post_init__(self) -> None:
         if not 1 <= self.function_timeout_seconds <= MAX_LAMBDA_TIMEOUT_SECONDS:
@@ -52,12 +56,47 @@ class ElsaiConfig:
                 f"functionTimeoutSeconds must be 1..{MAX_LAMBDA_TIMEOUT_SECONDS}, "
                 f"got {self.function_timeout_seconds}"
             )
+        self._check_deadlines()
         if self.max_slices < 1:
             raise ValueError("maxSlices must be >= 1")
         if not 1 <= self.retry_max_attempts <= 20:
             raise ValueError("retryMaxAttempts must be 1..20 (bounded on purpose)")
         if self.interrupt_wait_seconds < 1:
             raise ValueError("interruptWaitSeconds must be >= 1")
+
+    def _check_deadlines(self) -> None:
+        """Refuse a function timeout that cannot fit one model call plus the stop margin."""
+        from elsai.serverless import min_function_timeout_seconds, stop_margin_seconds
+
+        if self.model_read_timeout_seconds < 1:
+            raise ValueError("modelReadTimeoutSeconds must be >= 1")
+        if self.tool_timeout_seconds < 0 or self.slice_safety_seconds < 0:
+            raise ValueError("toolTimeoutSeconds and sliceSafetySeconds must be >= 0")
+        tool = self.tool_timeout_seconds or None
+        minimum = min_function_timeout_seconds(
+            self.model_read_timeout_seconds, tool, self.slice_safety_seconds
+        )
+        if self.function_timeout_seconds < minimum:
+            margin = stop_margin_seconds(
+                self.model_read_timeout_seconds, tool, self.slice_safety_seconds
+            )
+            raise ValueError(
+                f"functionTimeoutSeconds={self.function_timeout_seconds} cannot fit one model "
+                f"call ({self.model_read_timeout_seconds} s read timeout) plus the slice stop "
+                f"margin ({margin:g} s = max(model call, toolTimeoutSeconds "
+                f"{self.tool_timeout_seconds}) + sliceSafetySeconds "
+                f"{self.slice_safety_seconds}): use at least {minimum:g}, or lower "
+                "modelReadTimeoutSeconds / toolTimeoutSeconds"
+            )
+
+    @property
+    def agent_deadline_env(self) -> dict[str, str]:
+        """The agent function's environment for its stop margin and default tool timeout."""
+        return {
+            "ELSAI_MODEL_READ_TIMEOUT_SECONDS": str(self.model_read_timeout_seconds),
+            "ELSAI_TOOL_TIMEOUT_SECONDS": str(self.tool_timeout_seconds),
+            "ELSAI_SLICE_SAFETY_SECONDS": str(self.slice_safety_seconds),
+        }
 
     @property
     def task_timeout_seconds(self) -> int:
@@ -86,6 +125,9 @@ class ElsaiConfig:
             "accessLogRetentionDays": "access_log_retention_days",
             "apiRateLimit": "api_rate_limit",
             "apiBurstLimit": "api_burst_limit",
+            "modelReadTimeoutSeconds": "model_read_timeout_seconds",
+            "toolTimeoutSeconds": "tool_timeout_seconds",
+            "sliceSafetySeconds": "slice_safety_seconds",
         }
         for key, field in ints.items():
             if get(key) is not None:

@@ -15,7 +15,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from elsai.serverless import SliceRequest, load_factory, park_task_token, run_slice
+from elsai.serverless import DeadlinePolicy, SliceRequest, load_factory, park_task_token, run_slice
 from elsai.serverless.runtime_check import require_s3_conditional_writes
 from elsai.session import S3SessionManager
 
@@ -25,7 +25,9 @@ logger = Logger()
 metrics = Metrics()
 tracer = Tracer()
 
-SAFETY_MARGIN_MS = int(os.environ.get("ELSAI_SLICE_SAFETY_MARGIN_MS", "60000"))
+# Stop margin and default tool timeout (lambdas/README.md, "Deadlines"): derived from the
+# model's read timeout unless ELSAI_SLICE_SAFETY_MARGIN_MS sets the margin outright.
+DEADLINE = DeadlinePolicy.from_env()
 
 
 @functools.cache
@@ -63,7 +65,7 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             session_manager=manager,
             factory=factory,
             remaining_ms=context.get_remaining_time_in_millis,
-            safety_margin_ms=SAFETY_MARGIN_MS,
+            deadline=DEADLINE,
             tracing=tracing,
             span_attributes={"faas.invocation_id": context.aws_request_id},
         )

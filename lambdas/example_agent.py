@@ -85,8 +85,13 @@ def build_agent(config: AgentConfig) -> Agent:
     if os.environ.get("ELSAI_MODEL", "scripted") == "bedrock":
         from elsai.models import BedrockModel
 
-        model_id = os.environ.get("ELSAI_MODEL_ID")
-        model: Any = BedrockModel(model_id=model_id) if model_id else BedrockModel()
+        options: dict[str, Any] = {}
+        if os.environ.get("ELSAI_MODEL_ID"):
+            options["model_id"] = os.environ["ELSAI_MODEL_ID"]
+        if os.environ.get("ELSAI_MODEL_READ_TIMEOUT_SECONDS"):
+            # The same number the stop margin was sized with at synth time (lambdas/README.md).
+            options["read_timeout"] = float(os.environ["ELSAI_MODEL_READ_TIMEOUT_SECONDS"])
+        model: Any = BedrockModel(**options)
     else:
         model = _ScriptedLLM.build()
     if config.conversation_manager is None:

@@ -32,6 +32,8 @@ DEFAULT_MODEL_ID = "us.anthropic.claude-sonnet-4-6"
 """Claude Sonnet 4.6 through the US cross-Region inference profile (callable from us-west-2)."""
 
 DEFAULT_REGION = "us-west-2"
+#: Long replies need a generous read timeout; the serverless stop margin is sized from it.
+DEFAULT_READ_TIMEOUT_S = 120.0
 
 _THROTTLING = {"throttlingexception"}
 _TRANSIENT = {
@@ -76,6 +78,8 @@ class BedrockModel(Model):
     The boto3 client is created on first use, so building an agent needs no AWS credentials.
     `client` is public so tests can attach a `botocore.stub.Stubber`. Retry settings live in
     `retry`, as on the other providers; the attributes below name the same fields.
+    `read_timeout` (seconds) is botocore's wait for the service; a `boto_client_config` that
+    sets its own wins, and the `read_timeout` property reports the one in force.
     """
 
     max_retries = _RetrySetting[int]("max_retries")
@@ -100,8 +104,10 @@ class BedrockModel(Model):
         max_retries: int = 6,
         initial_backoff: float = 1.0,
         max_backoff: float = 30.0,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         self.model_id = model_id
+        self._read_timeout = float(read_timeout)
         self.region_name = (
             region_name
             or (boto_session.region_name if boto_session is not None else None)
@@ -121,6 +127,15 @@ class BedrockModel(Model):
         self._client_lock = threading.Lock()
 
     @property
+    def read_timeout(self) -> float:
+        """Seconds botocore waits for the service (the client config's `read_timeout`).
+
+        The serverless runtime sizes a slice's stop margin from it, so that a model call is
+        only started when it can finish before the Lambda deadline.
+        """
+        return float(getattr(self._client_config(), "read_timeout", self._read_timeout))
+
+    @property
     def client(self) -> BedrockRuntimeClient:
         """The `bedrock-runtime` client, created once on first access."""
         with self._client_lock:
@@ -136,7 +151,7 @@ class BedrockModel(Model):
         # gets just one extra attempt; long replies need a generous read timeout.
         ours = Config(
             user_agent_extra="elsai",
-            read_timeout=120,
+            read_timeout=self._read_timeout,
             connect_timeout=10,
             retries={"total_max_attempts": 2, "mode": "standard"},
         )

@@ -8,16 +8,26 @@ and `elsai.serverless.limits` holds the size and id limits the jobs API and its 
 request models both enforce.
 """
 
+from elsai.serverless.deadline import (
+    DeadlinePolicy,
+    DefaultToolTimeout,
+    min_function_timeout_seconds,
+    stop_margin_seconds,
+)
 from elsai.serverless.factory import load_factory
 from elsai.serverless.parked import ParkedTaskToken, park_task_token, read_parked_token
 from elsai.serverless.slice import SliceRequest, SliceResult, run_slice
 
 __all__ = [
+    "DeadlinePolicy",
+    "DefaultToolTimeout",
     "ParkedTaskToken",
     "SliceRequest",
     "SliceResult",
     "load_factory",
+    "min_function_timeout_seconds",
     "park_task_token",
     "read_parked_token",
     "run_slice",
+    "stop_margin_seconds",
 ]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.interrupt.model import interrupt_dict
+from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
 from elsai.serverless.parked import park_task_token
@@ -64,20 +65,25 @@ def run_slice(
     session_manager: SessionManager,
     factory: AgentFactory,
     remaining_ms: Callable[[], int],
-    safety_margin_ms: int = 60_000,
+    safety_margin_ms: int | None = None,
+    deadline: DeadlinePolicy | None = None,
     tracing: OtelTracing | None = None,
     span_attributes: dict[str, Any] | None = None,
 ) -> SliceResult:
     """Rebuild the agent, act on its bookmark, and stop at a boundary before the deadline.
 
+    The stop margin is `safety_margin_ms` if given, else derived by `deadline` (default:
+    `DeadlinePolicy()`) from the built agent's model and the default tool timeout, which is
+    applied to the agent's tools through a hook (see `elsai.serverless.deadline`).
     With `tracing` the agent gets it as a hook and the slice runs inside a `run_slice` span.
     """
     keys.validate_id(request.session_id, "session_id")
+    policy = deadline or DeadlinePolicy()
     config = AgentConfig(
         agent_id=request.agent_id,
         session_manager=session_manager,
         checkpoint=CheckpointConfig(position="both"),
-        hooks=[tracing] if tracing is not None else (),
+        hooks=[*policy.hooks(), *([tracing] if tracing is not None else [])],
     )
     agent = factory(config)
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
@@ -92,13 +98,14 @@ def run_slice(
         prompt = request.prompt
         invocation_id = request.execution_id if request.prompt is not None else None
 
+    margin_ms = policy.stop_margin_ms(agent.model) if safety_margin_ms is None else safety_margin_ms
     with slice_span(tracing, request, span_attributes) as span:
         outcome = _outcome(
             request,
             agent(
                 prompt,
                 invocation_id=invocation_id,
-                should_stop=lambda: remaining_ms() < safety_margin_ms,
+                should_stop=lambda: remaining_ms() < margin_ms,
             ),
         )
         record_slice(span, outcome)

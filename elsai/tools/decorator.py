@@ -7,6 +7,7 @@ breaks the code (and tests) that already call it directly.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import functools
 import inspect
@@ -26,6 +27,12 @@ from elsai.tools.schema import (
     parse_docstring,
     resolved_parameters,
     validate_tool_name,
+)
+from elsai.tools.timeout import (
+    ToolTimeoutError,
+    call_with_timeout,
+    run_in_daemon_thread,
+    validate_timeout,
 )
 from elsai.types import ToolResult, ToolSpec, ToolUse
 
@@ -53,7 +60,9 @@ class FunctionTool(AgentTool, Generic[P, R]):
         name: str | None = None,
         description: str | None = None,
         context: bool | str | None = None,
+        timeout: float | None = None,
     ) -> None:
+        """Build spec and input model from `func`; see `tool` for the options."""
         if not callable(func):
             raise TypeError(f"@tool needs a function, got {type(func).__name__}")
         if inspect.isgeneratorfunction(func) or inspect.isasyncgenfunction(func):
@@ -63,7 +72,9 @@ class FunctionTool(AgentTool, Generic[P, R]):
             "name": name,
             "description": description,
             "context": context,
+            "timeout": timeout,
         }
+        self._timeout = validate_timeout(timeout)
         self._name = validate_tool_name(name if name is not None else _func_name(func))
         self._is_async = inspect.iscoroutinefunction(func)
         params = resolved_parameters(func)
@@ -113,6 +124,18 @@ class FunctionTool(AgentTool, Generic[P, R]):
         """The decorated function, unchanged."""
         return self._func
 
+    @property
+    def timeout(self) -> float | None:
+        """Seconds the tool may run before it becomes an error result; None: no own limit."""
+        return self._timeout
+
+    def with_timeout(self, seconds: float | None) -> FunctionTool[P, R]:
+        """A copy of this tool limited to `seconds` (spec and schema shared, not rebuilt)."""
+        limited = copy.copy(self)
+        limited._timeout = validate_timeout(seconds)
+        limited._options = {**self._options, "timeout": seconds}
+        return limited
+
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call the original function unchanged (async functions return their coroutine)."""
         return self._func(*args, **kwargs)
@@ -141,18 +164,29 @@ class FunctionTool(AgentTool, Generic[P, R]):
 
         args, kwargs = self._call_arguments(validated, context)
         try:
-            if self._is_async:
-                result = await self._func(*args, **kwargs)  # type: ignore[misc]
-            else:
-                # A worker thread: blocking tools neither stall the loop nor each other.
-                result = await asyncio.to_thread(self._func, *args, **kwargs)
-                if inspect.isawaitable(result):
-                    result = await result
+            result = await call_with_timeout(
+                self._name, self._timeout, lambda: self._run(args, kwargs)
+            )
+        except ToolTimeoutError as e:
+            return error_result(tool_use_id, f"Error: {e}")
         except ToolError as e:
             return error_result(tool_use_id, f"Error: {e}" if str(e) else "Error")
         except Exception as e:  # noqa: BLE001 - reported to the model, by design
             return error_result(tool_use_id, _describe_exception(e))
         return to_tool_result(tool_use_id, result)
+
+    async def _run(self, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        if self._is_async:
+            return await self._func(*args, **kwargs)  # type: ignore[misc]
+        # A worker thread: blocking tools neither stall the loop nor each other. With a
+        # timeout, a thread of its own, so that a hung call can be abandoned (see timeout.py).
+        if self._timeout is None:
+            result = await asyncio.to_thread(self._func, *args, **kwargs)
+        else:
+            result = await run_in_daemon_thread(self._func, *args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
 
     def _call_arguments(
         self, validated: pydantic.BaseModel, context: ToolContext
@@ -214,6 +248,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     context: bool | str | None = None,
+    timeout: float | None = None,
 ) -> FunctionTool[P, R]: ...
 
 
@@ -225,6 +260,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     context: bool | str | None = None,
+    timeout: float | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 
 
@@ -235,6 +271,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     context: bool | str | None = None,
+    timeout: float | None = None,
 ) -> FunctionTool[P, R] | Callable[[Callable[P, R]], FunctionTool[P, R]]:
     """Make a function a tool the model can call. Use bare (`@tool`) or with options.
 
@@ -245,18 +282,27 @@ def tool(
         context: Where to inject the ToolContext: None finds a parameter annotated
             ToolContext; a str names the parameter; True requires one (annotated or named
             `tool_context`); False disables injection.
+        timeout: Seconds the tool may run; past them the call becomes an error result the
+            model sees ("timed out after N s") and the loop goes on. A sync tool's thread
+            cannot be killed: it is abandoned and its result discarded (see
+            `elsai.tools.timeout`). None: no limit of its own (a runtime default may apply).
     """
 
     def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
         if isinstance(f, FunctionTool):
             # Re-decorating: keep earlier options unless overridden now.
             options = dict(f._options)
-            given = {"name": name, "description": description, "context": context}
+            given = {
+                "name": name,
+                "description": description,
+                "context": context,
+                "timeout": timeout,
+            }
             options.update({k: v for k, v in given.items() if v is not None})
             return FunctionTool(f.func, **options)
         if isinstance(f, AgentTool):
             raise TypeError(f"{f!r} already is an AgentTool")
-        return FunctionTool(f, name=name, description=description, context=context)
+        return FunctionTool(f, name=name, description=description, context=context, timeout=timeout)
 
     if func is not None:
         return decorate(func)

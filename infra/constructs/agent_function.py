@@ -73,6 +73,7 @@ class AgentFunction(Construct):
                 "POWERTOOLS_SERVICE_NAME": "elsai",
                 "POWERTOOLS_METRICS_NAMESPACE": "elsai",
                 "LOG_LEVEL": config.log_level,
+                **config.agent_deadline_env,  # stop margin + default tool timeout
             },
         )
         self.function = self._fn.function

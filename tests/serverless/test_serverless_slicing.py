@@ -1,9 +1,9 @@
 """Slices that hit their deadline return `continue`; the next slice resumes from the bookmark.
 
 The deadline is real: the child's LambdaContext counts down from a 30 s function timeout,
-which is already inside the handler's 60 s safety margin, so every slice stops at its first
-loop boundary: after_model (the model asked for a tool) and after_tools (its result is saved)
-alternate, so N orders take 2N + 1 slices.
+which is already inside the handler's stop margin (150 s by default), so every slice stops at
+its first loop boundary: after_model (the model asked for a tool) and after_tools (its result
+is saved) alternate, so N orders take 2N + 1 slices.
 """
 
 from __future__ import annotations

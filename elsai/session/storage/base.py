@@ -30,11 +30,27 @@ class StorageError(ElsaiError):
 
 @dataclass(frozen=True)
 class StoredObject:
+    """What a read returns: the bytes and the version a conditional replace must name.
+
+    Attributes:
+        data: The object's bytes.
+        version: Opaque token: the ETag on S3, a content hash on disk.
+    """
+
     data: bytes
-    version: str  # opaque: ETag on S3, content token on disk
+    version: str
 
 
 class StorageBackend(abc.ABC):
+    """Moves bytes under keys; the one place single-writer safety is made atomic.
+
+    Writes are idempotent for the writer's own retry: when an attempt of this very write may
+    have been applied but its outcome was lost (a dropped response, an NFS retransmit), a
+    backend that finds that write stored (S3: exactly its bytes; files: its inode) reports
+    success with its version. Without such an attempt a failed condition is always a conflict,
+    even if the stored bytes happen to be equal (see `elsai.session.storage.s3`).
+    """
+
     @abc.abstractmethod
     def read(self, key: str) -> StoredObject | None:
         """The object at `key`, or None if there is none."""
@@ -45,14 +61,26 @@ class StorageBackend(abc.ABC):
 
     @abc.abstractmethod
     def create(self, key: str, data: bytes) -> str:
-        """Write a new object atomically; SessionConflictError if `key` exists. Returns version."""
+        """Write a new object atomically; it is never overwritten.
+
+        Returns:
+            The new object's version.
+
+        Raises:
+            SessionConflictError: `key` already holds other bytes.
+        """
 
     @abc.abstractmethod
     def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
         """Atomically replace `key` if its stored version is `expected_version`.
 
         `expected_version=None` means "I believe it does not exist yet" (create semantics).
-        SessionConflictError on mismatch. Returns the new version.
+
+        Returns:
+            The new version.
+
+        Raises:
+            SessionConflictError: The stored version is another (or the key is missing).
         """
 
     @abc.abstractmethod

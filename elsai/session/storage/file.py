@@ -61,16 +61,23 @@ def _split_key(key: str, *, allow_prefix: bool = False) -> list[str]:
 
 
 class FileStorage(StorageBackend):
-    """Objects as files under `root_dir`; keys are relative paths with '/' separators."""
+    """Objects as files under `root_dir`; keys are relative paths with '/' separators.
+
+    Args:
+        root_dir: The directory everything lives under (created on first write).
+        fsync: False keeps every guarantee against a killed *process* (atomic rename,
+            exclusive create, conditional replace) but not against power loss or an OS
+            crash: the kernel may lose writes it had accepted. Several times faster on
+            real disks.
+    """
 
     def __init__(self, root_dir: str | os.PathLike[str], *, fsync: bool = True) -> None:
-        """`fsync=False` keeps every guarantee against a killed *process* (atomic rename, exclusive
-        create, conditional replace) but not against power loss or an OS crash: the kernel may
-        lose writes it had accepted. It is several times faster on real disks."""
+        """Remember the root; nothing touches the disk until the first call."""
         self.root_dir = os.path.abspath(os.fspath(root_dir))
         self.fsync = fsync
 
     def __repr__(self) -> str:
+        """Where the objects live."""
         return f"FileStorage({self.root_dir!r})"
 
     # -- paths -------------------------------------------------------------------------------
@@ -79,11 +86,17 @@ class FileStorage(StorageBackend):
         return os.path.join(self.root_dir, *_split_key(key))
 
     def describe(self, key: str) -> str:
+        """The file path of `key`, for error messages."""
         return self._path(key)
 
     # -- reads -------------------------------------------------------------------------------
 
     def read(self, key: str) -> StoredObject | None:
+        """The file's bytes and content version, or None if there is no such file.
+
+        Raises:
+            StorageError: The file exists but cannot be read.
+        """
         path = self._path(key)
         try:
             with open(path, "rb") as f:
@@ -128,26 +141,55 @@ class FileStorage(StorageBackend):
     # -- writes ------------------------------------------------------------------------------
 
     def create(self, key: str, data: bytes) -> str:
+        """Publish a new file with `os.link`, which never overwrites.
+
+        An error from `link` after it may have taken effect (an NFS retransmit answers
+        EEXIST for its own first attempt) is checked: if the key is our temp file's inode, the
+        write is ours and succeeds.
+
+        Returns:
+            The content version of `data`.
+
+        Raises:
+            SessionConflictError: The key already holds other bytes.
+            StorageError: The filesystem failed.
+        """
         path = self._path(key)
         directory = os.path.dirname(path)
         self._ensure_dir(directory)
         tmp = self._write_temp(path, data)
         try:
-            os.link(tmp, path)
-        except FileExistsError:
-            raise SessionConflictError(
-                f"{path} already exists: another writer created it first; nothing was overwritten"
-            ) from None
-        except OSError as exc:
-            raise StorageError(f"cannot create {path}: {_reason(exc)}") from exc
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                if not self._holds(path, _identity(tmp)):
+                    raise SessionConflictError(
+                        f"{path} already exists: another writer created it first; "
+                        "nothing was overwritten"
+                    ) from None
+            except OSError as exc:
+                if not self._holds(path, _identity(tmp)):
+                    raise StorageError(f"cannot create {path}: {_reason(exc)}") from exc
         finally:
             _unlink_quietly(tmp)
         self._sync_dir(directory)
         return content_version(data)
 
     def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
+        """Swap in `data` by rename, under a per-key lock, if the version still matches.
+
+        `expected_version=None` means create (the same primitive, so a racing create and
+        replace cannot both win). An error from the rename after it may have taken effect is
+        checked like `create`'s: the key holding our temp file's inode is success.
+
+        Returns:
+            The content version of `data`.
+
+        Raises:
+            SessionConflictError: The stored version is another, or the key is missing.
+            StorageError: The filesystem failed.
+        """
         if expected_version is None:
-            # Same primitive as create, so a racing create and replace(None) cannot both win.
             return self.create(key, data)
         path = self._path(key)
         directory = os.path.dirname(path)
@@ -155,25 +197,38 @@ class FileStorage(StorageBackend):
         tmp = self._write_temp(path, data)
         try:
             with self._locked(path):
-                current = self.read(key)
-                if current is None:
-                    raise SessionConflictError(
-                        f"{path} does not exist, but a writer expected version {expected_version}"
-                    )
-                if current.version != expected_version:
-                    raise SessionConflictError(
-                        f"{path} changed since it was read (expected version {expected_version}, "
-                        f"found {current.version}): another writer got there first; "
-                        "nothing was overwritten"
-                    )
+                self._check_version(key, path, expected_version)
+                identity = _identity(tmp)
                 try:
                     os.replace(tmp, path)
                 except OSError as exc:
-                    raise StorageError(f"cannot replace {path}: {_reason(exc)}") from exc
+                    if not self._holds(path, identity):
+                        raise StorageError(f"cannot replace {path}: {_reason(exc)}") from exc
                 self._sync_dir(directory)
         finally:
             _unlink_quietly(tmp)  # already gone after a successful rename
         return content_version(data)
+
+    def _check_version(self, key: str, path: str, expected_version: str) -> None:
+        current = self.read(key)
+        if current is None:
+            raise SessionConflictError(
+                f"{path} does not exist, but a writer expected version {expected_version}"
+            )
+        if current.version != expected_version:
+            raise SessionConflictError(
+                f"{path} changed since it was read (expected version {expected_version}, "
+                f"found {current.version}): another writer got there first; "
+                "nothing was overwritten"
+            )
+
+    def _holds(self, path: str, identity: tuple[int, int] | None) -> bool:
+        """Whether `path` is now this writer's own file: the inode of its temp file.
+
+        The inode proves it (equal bytes would not: a stalled writer repeating its successor's
+        write must still be refused).
+        """
+        return identity is not None and _identity(path) == identity
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -268,6 +323,15 @@ def _fsync_dir(directory: str) -> None:
             raise StorageError(f"cannot fsync directory {directory}: {_reason(exc)}") from exc
     finally:
         os.close(fd)
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """(device, inode) of `path`, or None if it cannot be stat'ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _unlink_quietly(path: str) -> None:
