@@ -161,7 +161,10 @@ class Agent:
                         result = event.result  # type: ignore[attr-defined]
                     yield event
             finally:
-                await self.hooks.invoke(AfterInvocationEvent(agent=self, result=result))
+                try:
+                    await self.hooks.invoke(AfterInvocationEvent(agent=self, result=result))
+                finally:
+                    self._persistence.end_invocation()
         finally:
             self._lock.release()
 

@@ -64,7 +64,7 @@ class EventLoop:
     async def run(self) -> AsyncIterator[StreamEvent]:
         agent, inv, store = self.agent, self.inv, self.persistence
         started = time.perf_counter()
-        plan = store.begin_invocation(inv.invocation_id)
+        plan = store.begin_invocation(inv.invocation_id, inv.input_content)
         new_content = [] if plan.input_already_recorded else inv.input_content
         resumed = plan.position is not None
         self.cycle = plan.cycle_index if resumed else 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from elsai.types import Message
+from elsai.types import ContentBlock, Message
 
 Position = Literal["after_model", "after_tools"]
 
@@ -29,8 +29,13 @@ class ResumePlan:
 
 
 class LoopPersistence(Protocol):
-    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
-        """Decide how this invocation starts (resume gate, exactly-once input)."""
+    def begin_invocation(
+        self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
+    ) -> ResumePlan:
+        """Decide how this invocation starts (lease, resume gate, exactly-once input).
+
+        `input_content` lets a reused invocation id be checked against the input it recorded.
+        """
         ...
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
@@ -57,11 +62,17 @@ class LoopPersistence(Protocol):
         """Agent state changed outside a boundary (an interrupt paused the loop): persist it."""
         ...
 
+    def end_invocation(self) -> None:
+        """The invocation is over, however it ended: release what it held (the lease)."""
+        ...
+
 
 class NoPersistence:
     """In-memory agents: every boundary is free."""
 
-    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
+    def begin_invocation(
+        self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
+    ) -> ResumePlan:
         return ResumePlan()
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
@@ -77,4 +88,7 @@ class NoPersistence:
         return None
 
     def save_state(self) -> None:
+        return None
+
+    def end_invocation(self) -> None:
         return None

@@ -73,7 +73,13 @@ def run_slice(
         # The prompt is exactly-once per execution: a retried first slice resumes instead.
         # (Answers already consumed by a crashed attempt need no re-sending: the bookmark resumes.)
         prompt = request.prompt
-        invocation_id = request.execution_id if request.prompt is not None else None
+        # A continuation slice gets an id too: a retry of it (same slice number) may take over
+        # the ownership lease its timed-out attempt left, instead of waiting for it to expire.
+        invocation_id = (
+            request.execution_id
+            if request.prompt is not None
+            else f"{request.execution_id}#slice#{request.slice}"
+        )
 
     result = agent(
         prompt, invocation_id=invocation_id, should_stop=lambda: remaining_ms() < safety_margin_ms

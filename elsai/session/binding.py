@@ -19,9 +19,11 @@ from elsai.conversation.base import sanitize_window_start
 from elsai.loop.messages import orphan_repair
 from elsai.loop.persistence import Position, ResumePlan
 from elsai.session import keys
+from elsai.session.lease import OwnershipLease
 from elsai.session.records import AgentRecord, MessageRecord, dump, load
+from elsai.session.replay import InputLedger
 from elsai.session.window import load_window
-from elsai.types import Message, tool_uses
+from elsai.types import ContentBlock, Message, tool_uses
 
 if TYPE_CHECKING:
     from elsai.agent.agent import Agent
@@ -51,6 +53,8 @@ class SessionBinding:
         self.bookmark: Checkpoint | None = None
         self._bookmark_version: str | None = None
         self.recorded_invocations: list[str] = []
+        self.lease: OwnershipLease | None = None
+        self.inputs = InputLedger()
         self._load()
 
     # -- load ----------------------------------------------------------------------------
@@ -58,9 +62,15 @@ class SessionBinding:
     def _load(self) -> None:
         storage, agent = self.storage, self.agent
         session_key = keys.session_key(self.session_id)
-        session_obj, agent_obj, bookmark_obj = storage.read_many(
-            [session_key, self._agent_key, self._checkpoint_key]
+        lease_key = keys.lease_key(self.session_id, self.agent_id)
+        session_obj, agent_obj, bookmark_obj, lease_obj = storage.read_many(
+            [session_key, self._agent_key, self._checkpoint_key, lease_key]
         )
+        lease_seconds = getattr(self.manager, "lease_seconds", None)
+        if lease_seconds is not None:
+            self.lease = OwnershipLease(
+                storage, self.session_id, self.agent_id, seconds=lease_seconds, loaded=lease_obj
+            )
         if session_obj is None:
             self.manager.create_session_record()
 
@@ -98,6 +108,7 @@ class SessionBinding:
         for message_record in records:
             for invocation in message_record.invocation_ids:
                 self._remember(invocation)
+            self.inputs.remember(message_record.invocation_ids, message_record.as_message())
 
         initial = list(agent.messages)
         if self.next_index > 0:
@@ -113,8 +124,15 @@ class SessionBinding:
 
     # -- LoopPersistence -------------------------------------------------------------------
 
-    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
+    def begin_invocation(
+        self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
+    ) -> ResumePlan:
         recorded = invocation_id is not None and invocation_id in self.recorded_invocations
+        if recorded and input_content and invocation_id is not None:
+            where = f"session {self.session_id!r} for agent {self.agent_id!r}"
+            self.inputs.check(invocation_id, input_content, where)
+        if self.lease is not None:
+            self.lease.acquire(invocation_id)  # before the gate: a refused writer runs nothing
         if self.agent._interrupts.active:
             return ResumePlan(input_already_recorded=recorded)  # an interrupt is not a crash
         plan = self._gate()
@@ -138,6 +156,7 @@ class SessionBinding:
         self.next_index = index + 1
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
+        self.inputs.remember(record.invocation_ids, message)
 
     def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
         if self._last_record is None:
@@ -154,8 +173,16 @@ class SessionBinding:
         )
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
+        self.inputs.remember(record.invocation_ids, message)
+
+    def end_invocation(self) -> None:
+        """Release the ownership lease, so the next writer need not wait for it to expire."""
+        if self.lease is not None:
+            self.lease.release()
 
     def boundary(self, position: Position, cycle_index: int) -> bool:
+        if self.lease is not None:
+            self.lease.check()
         self._write_agent(force=False)
         if self.checkpoint_config is None or not self.checkpoint_config.saves(position):
             # Without a bookmark, only a finished tool batch is a safe place to stop.

@@ -7,6 +7,7 @@ session_<session_id>/
     agent_<agent_id>/
       agent.json
       checkpoint.json
+      lease.json                   # ownership lease of the live writer (elsai.session.lease)
       messages/
         message_<N>.json
 """
@@ -62,6 +63,11 @@ def agent_key(session_id: str, agent_id: str) -> str:
 
 def checkpoint_key(session_id: str, agent_id: str) -> str:
     return agent_dir(session_id, agent_id) + "checkpoint.json"
+
+
+def lease_key(session_id: str, agent_id: str) -> str:
+    """The agent's ownership lease, beside checkpoint.json (which keeps only the spec's fields)."""
+    return agent_dir(session_id, agent_id) + "lease.json"
 
 
 def messages_prefix(session_id: str, agent_id: str) -> str:

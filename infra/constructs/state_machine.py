@@ -42,6 +42,7 @@ RETRYABLE_ERRORS = (
     "Runtime.ExitError",
     "States.Timeout",
     "States.TaskFailed",
+    "AgentInUseError",  # another live process holds the agent's lease: retry after backoff
 )
 # Errors that retrying cannot fix; listed first with MaxAttempts 0 so that the
 # States.TaskFailed wildcard above never catches them. SessionConflictError = a second
