@@ -39,7 +39,7 @@ Action = Literal[
     "cannot_load",
 ]
 _AGENT_FILE = re.compile(
-    r"agents/agent_([^/]+)/(agent\.json|checkpoint\.json|messages/message_(0|[1-9]\d*)\.json)"
+    r"agents/agent_([^/]+)/(agent\.json|checkpoint\.json|lease\.json|messages/message_(0|[1-9]\d*)\.json)"
 )
 
 
