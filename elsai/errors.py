@@ -51,6 +51,14 @@ class InvocationMismatchError(ElsaiError, ValueError):
     """
 
 
+class AgentFactoryError(ElsaiError, ValueError):
+    """The configured agent factory cannot be imported, called, or does not build an agent.
+
+    A configuration error: retrying cannot fix it, so the serverless runtime fails the job at
+    once with this message (and `cdk synth` checks the factory before anything is deployed).
+    """
+
+
 class ConcurrentInvocationError(ElsaiError):
     """An agent was invoked while another invocation of the same agent was running."""
 

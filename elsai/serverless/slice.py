@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
+from elsai.errors import AgentFactoryError
 from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.factory import AgentFactory
 from elsai.session import keys
@@ -64,7 +65,10 @@ def run_slice(
     )
     agent = factory(config)
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
-        raise ValueError("the agent factory must build the Agent with the AgentConfig it was given")
+        raise AgentFactoryError(
+            "the agent factory must build the Agent with the AgentConfig it was given "
+            "(its session_manager and checkpoint settings); see lambdas/README.md"
+        )
 
     if request.interrupt_responses and agent._interrupts.active:
         prompt: Any = [{"interruptResponse": r} for r in request.interrupt_responses]
