@@ -267,6 +267,15 @@ def answer_job(job_id: str) -> dict[str, Any]:
             400, f"answer every pending interrupt exactly: missing {missing}, unknown {extra}"
         )
     output = _sfn_payload({"interrupt_responses": responses}, "the responses")
+    from elsai.serverless.answers import InterruptAlreadyAnsweredError, claim_answer
+    from elsai.session.storage.s3 import S3Storage
+
+    try:  # issue 16: a conditional create makes a second answer a 409, even in a race
+        claim = claim_answer(
+            S3Storage(bucket=_bucket(), client=_s3()), job_id, parked["task_token"], responses
+        )
+    except InterruptAlreadyAnsweredError as exc:
+        raise ApiError(409, str(exc)) from None
     try:
         _sfn().send_task_success(taskToken=parked["task_token"], output=output)
     except ClientError as exc:
@@ -274,8 +283,10 @@ def answer_job(job_id: str) -> dict[str, Any]:
         if code in ("TaskTimedOut", "InvalidToken", "TaskDoesNotExist"):
             raise ApiError(409, f"job {job_id!r} is no longer waiting for these responses") from exc
         if code == "InvalidOutput":
+            claim.failed()
             raise ApiError(400, "Step Functions refused the responses as task output") from exc
         raise
+    claim.sent()
     logger.info("interrupts answered", extra={"job_id": job_id, "answered": sorted(answered)})
     return {"job_id": job_id, "status": "RUNNING", "answered": sorted(answered)}
 

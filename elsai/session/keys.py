@@ -90,3 +90,11 @@ def message_index(key: str) -> int | None:
 def job_token_key(job_id: str) -> str:
     """Where a job waiting for interrupt responses parks its Step Functions task token."""
     return f"jobs/{job_id}/task_token.json"
+
+
+def job_answer_key(job_id: str, task_token: str) -> str:
+    """Create-only record of the answer to one wait (one parked token): answered at most once."""
+    import hashlib
+
+    digest = hashlib.sha256(task_token.encode()).hexdigest()[:32]
+    return f"jobs/{job_id}/answers/{digest}.json"
