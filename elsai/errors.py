@@ -11,6 +11,13 @@ class ModelError(ElsaiError):
     """A model provider failed in a way retries did not fix."""
 
 
+class ModelConfigurationError(ModelError):
+    """The model cannot be called as configured (no credentials, no such model or region).
+
+    Raised before any request, with what to change; retrying cannot fix it.
+    """
+
+
 class ModelThrottledError(ModelError):
     """The provider kept throttling after the retry budget was spent."""
 

@@ -102,7 +102,10 @@ class Agent:
         """Run one invocation synchronously (works inside a running event loop too)."""
         try:
             asyncio.get_running_loop()
+            in_loop = True
         except RuntimeError:
+            in_loop = False
+        if not in_loop:  # run outside the except block: errors then carry no loop-probe context
             return asyncio.run(self.invoke_async(prompt, **kwargs))
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, self.invoke_async(prompt, **kwargs)).result()

@@ -22,6 +22,7 @@ import boto3
 from botocore import exceptions as boto_errors
 from botocore.config import Config
 
+from elsai.errors import ModelConfigurationError
 from elsai.models.base import (
     BlockStop,
     Model,
@@ -154,12 +155,7 @@ class BedrockModel(Model):
         max_backoff: float = 30.0,
     ) -> None:
         self.model_id = model_id
-        self.region_name = (
-            region_name
-            or (boto_session.region_name if boto_session is not None else None)
-            or os.environ.get("AWS_REGION")
-            or DEFAULT_REGION
-        )
+        self.region_name = region_name or resolve_region(boto_session)
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.top_p = top_p
@@ -171,6 +167,14 @@ class BedrockModel(Model):
         self._boto_client_config = boto_client_config
         self._client: BedrockRuntimeClient | None = None
         self._client_lock = threading.Lock()
+        self._credentials_checked = False
+
+    def _check_credentials(self) -> None:
+        """Fail before the first request, and say what to do, when no credentials exist."""
+        session = self._boto_session or boto3.Session()
+        if session.get_credentials() is None:
+            raise ModelConfigurationError(no_credentials_message(self.model_id, self.region_name))
+        self._credentials_checked = True
 
     @property
     def client(self) -> BedrockRuntimeClient:
@@ -250,6 +254,8 @@ class BedrockModel(Model):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         params = self.build_request(request)
+        if not self._credentials_checked and self._client is None:
+            await asyncio.to_thread(self._check_credentials)
         once = self._stream_once if self.streaming else self._converse_once
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
         events = stream_with_retries(lambda: once(params), self.retry, _classify, "Bedrock")
@@ -280,6 +286,29 @@ class BedrockModel(Model):
         response = await asyncio.to_thread(lambda: self.client.converse(**params))
         for event in _response_events(cast(Mapping[str, Any], response)):
             yield event
+
+
+def resolve_region(boto_session: boto3.Session | None = None) -> str:
+    """The one region rule: an explicit session's region, else AWS_REGION, else what boto3
+    reads (AWS_DEFAULT_REGION, the profile's region), else us-west-2 (the spec's default)."""
+    if boto_session is not None and boto_session.region_name:
+        return str(boto_session.region_name)
+    import botocore.session
+
+    configured = os.environ.get("AWS_REGION")
+    if not configured:
+        configured = botocore.session.get_session().get_config_variable("region")
+    return str(configured or DEFAULT_REGION)
+
+
+def no_credentials_message(model_id: str, region: str) -> str:
+    return (
+        f"Amazon Bedrock model {model_id!r} in region {region!r} needs AWS credentials, and "
+        "none were found. Configure them with `aws configure` (or AWS_PROFILE, or "
+        "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or an IAM role), set the region with "
+        "AWS_REGION, or run offline with model=ScriptedModel([...]) / "
+        "PositionalScriptedModel([...]) from elsai.models."
+    )
 
 
 class _StreamParser:

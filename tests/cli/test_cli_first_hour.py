@@ -129,3 +129,14 @@ def test_tail_until_complete_says_which_agent_it_waits_for(tmp_path: Path) -> No
     assert "waiting until the last message of worker is a final answer" in seen
     proc.terminate()
     proc.communicate(timeout=60)
+
+
+def test_a_corrupt_bookmark_says_how_to_look_and_repair(store: Path) -> None:
+    from elsai.checkpoint import CheckpointException
+
+    edit_json(agent_dir(store, "crashed") / "checkpoint.json", _position)
+    with pytest.raises(CheckpointException) as caught:
+        agent(store, "crashed", ["never used"])
+    message = str(caught.value)
+    assert "elsai sessions check crashed" in message
+    assert "move checkpoint.json aside" in message and "position" in message
