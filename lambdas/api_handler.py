@@ -31,7 +31,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.aws_clients import shared_client
 from elsai.session import keys
@@ -81,7 +81,10 @@ class InterruptResponse(BaseModel):
     """One answer: the Converse-style ``interruptResponse`` content."""
 
     model_config = ConfigDict(extra="forbid")
-    interruptId: str = Field(min_length=1, max_length=256)  # noqa: N815 - Converse-style field name
+    # `id`, as GET shows it (issue 16: one name); `interruptId` is still accepted.
+    interruptId: str = Field(  # noqa: N815 - Converse-style field name
+        min_length=1, max_length=256, validation_alias=AliasChoices("id", "interruptId")
+    )
     response: Any
 
 

@@ -146,3 +146,15 @@ def test_answering_the_same_wait_twice_is_409(engine_api: Api) -> None:
     )
     assert final["result"]["interrupt_responses"] == ANSWERS  # the first answer, only
     assert engine_api.history_types(job_id).count("TaskSucceeded") == 1
+
+
+def test_answers_may_name_the_interrupt_id_as_get_shows_it(engine_api: Api) -> None:
+    """GET lists interrupts with `id`; POST takes `id` too (and `interruptId`, as before)."""
+    job_id = _waiting_job(engine_api)
+    shown = engine_api.get_job(job_id).body["interrupts"]
+    answers = [
+        {"id": i["id"], "response": a["response"]} for i, a in zip(shown, ANSWERS, strict=True)
+    ]
+    reply = engine_api.answer(job_id, {"responses": answers})
+    assert reply.status == 200, reply.body
+    assert reply.body["answered"] == sorted(i["id"] for i in shown)
