@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -34,6 +33,8 @@ from elsai.models.base import (
     ToolInputDelta,
     ToolUseStart,
 )
+from elsai.models.bedrock_setup import DEFAULT_REGION as DEFAULT_REGION  # re-exported
+from elsai.models.bedrock_setup import no_credentials_message, resolve_region
 from elsai.models.retry import RetryPolicy, Sleep, stream_with_retries
 from elsai.types import Message, StopReason, Usage, empty_usage
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 DEFAULT_MODEL_ID = "us.anthropic.claude-sonnet-4-6"
 """Claude Sonnet 4.6 through the US cross-Region inference profile (callable from us-west-2)."""
 
-DEFAULT_REGION = "us-west-2"
+# DEFAULT_REGION (us-west-2, the spec's default) lives in bedrock_setup with the region rule.
 
 _THROTTLING = {"throttlingexception"}
 _TRANSIENT = {
@@ -286,29 +287,6 @@ class BedrockModel(Model):
         response = await asyncio.to_thread(lambda: self.client.converse(**params))
         for event in _response_events(cast(Mapping[str, Any], response)):
             yield event
-
-
-def resolve_region(boto_session: boto3.Session | None = None) -> str:
-    """The one region rule: an explicit session's region, else AWS_REGION, else what boto3
-    reads (AWS_DEFAULT_REGION, the profile's region), else us-west-2 (the spec's default)."""
-    if boto_session is not None and boto_session.region_name:
-        return str(boto_session.region_name)
-    import botocore.session
-
-    configured = os.environ.get("AWS_REGION")
-    if not configured:
-        configured = botocore.session.get_session().get_config_variable("region")
-    return str(configured or DEFAULT_REGION)
-
-
-def no_credentials_message(model_id: str, region: str) -> str:
-    return (
-        f"Amazon Bedrock model {model_id!r} in region {region!r} needs AWS credentials, and "
-        "none were found. Configure them with `aws configure` (or AWS_PROFILE, or "
-        "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, or an IAM role), set the region with "
-        "AWS_REGION, or run offline with model=ScriptedModel([...]) / "
-        "PositionalScriptedModel([...]) from elsai.models."
-    )
 
 
 class _StreamParser:

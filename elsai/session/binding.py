@@ -22,6 +22,7 @@ from elsai.session import keys
 from elsai.session.lease import OwnershipLease
 from elsai.session.records import AgentRecord, MessageRecord, dump, load
 from elsai.session.replay import InputLedger
+from elsai.session.storage.base import StoredObject
 from elsai.session.window import load_window
 from elsai.types import ContentBlock, Message, tool_uses
 
@@ -66,11 +67,7 @@ class SessionBinding:
         session_obj, agent_obj, bookmark_obj, lease_obj = storage.read_many(
             [session_key, self._agent_key, self._checkpoint_key, lease_key]
         )
-        lease_seconds = getattr(self.manager, "lease_seconds", None)
-        if lease_seconds is not None:
-            self.lease = OwnershipLease(
-                storage, self.session_id, self.agent_id, seconds=lease_seconds, loaded=lease_obj
-            )
+        self._bind_lease(lease_obj)
         if session_obj is None:
             self.manager.create_session_record()
 
@@ -121,6 +118,14 @@ class SessionBinding:
                 self.message_appended(message)
         if agent_obj is None:
             self._write_agent(force=True)
+
+    def _bind_lease(self, loaded: StoredObject | None) -> None:
+        """The ownership lease as read with the rest (elsai.session.lease); None turns it off."""
+        seconds = getattr(self.manager, "lease_seconds", None)
+        if seconds is not None:
+            self.lease = OwnershipLease(
+                self.storage, self.session_id, self.agent_id, seconds=seconds, loaded=loaded
+            )
 
     # -- LoopPersistence -------------------------------------------------------------------
 
