@@ -27,7 +27,7 @@ def check_agent_factory(spec: str, code_dirs: Sequence[Path] = (LAMBDAS_DIR,)) -
     from elsai import Agent
     from elsai.agent import AgentConfig
     from elsai.checkpoint import CheckpointConfig
-    from elsai.multiagent.base import MultiAgentBase
+    from elsai.multiagent import MultiAgentBase
     from elsai.serverless import load_factory
     from elsai.session import FileSessionManager
 
