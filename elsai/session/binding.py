@@ -133,7 +133,11 @@ class SessionBinding:
         self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
     ) -> ResumePlan:
         recorded = invocation_id is not None and invocation_id in self.recorded_invocations
-        if recorded and input_content and invocation_id is not None:
+        last = self.last_message
+        finished = last is not None and last["role"] == "assistant" and not tool_uses(last)
+        if recorded and finished and input_content and invocation_id is not None:
+            # Only a finished invocation would silently answer the old prompt; an unfinished one
+            # is being retried (e.g. a Swarm node) and resumes from its stored input.
             where = f"session {self.session_id!r} for agent {self.agent_id!r}"
             self.inputs.check(invocation_id, input_content, where)
         if self.lease is not None:

@@ -3,7 +3,8 @@
 An invocation id the session already recorded is not appended again (a retry resumes
 instead). If the caller reuses the id for a *different* prompt, that rule would silently
 answer the old prompt; the jobs API answers 409 for the same mismatch, and so does the SDK,
-with `InvocationMismatchError`.
+with `InvocationMismatchError`, once that invocation has finished. (An unfinished one is a
+retry, e.g. of a Swarm node whose input names the failed attempt: it resumes as before.)
 """
 
 from __future__ import annotations
