@@ -11,6 +11,13 @@ class ModelError(ElsaiError):
     """A model provider failed in a way retries did not fix."""
 
 
+class ModelConfigurationError(ModelError):
+    """The model cannot be called as configured (no credentials, no such model or region).
+
+    Raised before any request, with what to change; retrying cannot fix it.
+    """
+
+
 class ModelThrottledError(ModelError):
     """The provider kept throttling after the retry budget was spent."""
 
@@ -24,6 +31,39 @@ class ContextWindowOverflowError(ModelError):
 
 class ScriptExhaustedError(ModelError):
     """A ScriptedModel was called more times than it had responses."""
+
+
+class SessionConflictError(ElsaiError):
+    """Another writer changed this session since we read it; nothing was overwritten.
+
+    What to do: let the other writer finish, then rebuild the Agent with the same ids (so it
+    loads what was stored) and invoke again. Defined here so lower layers can refine it;
+    `elsai.session.SessionConflictError` is the same class.
+    """
+
+
+class AgentInUseError(SessionConflictError):
+    """Another live process holds this agent's ownership lease; nothing was run or written.
+
+    Retryable: wait until the time in the message (or until the other writer finishes) and
+    invoke again. A crashed owner's lease expires, and the next invoke takes it over.
+    """
+
+
+class InvocationMismatchError(ElsaiError, ValueError):
+    """An invocation_id the session already recorded was reused with a different prompt.
+
+    The stored input wins (exactly-once), so running the new prompt would silently answer the
+    old one; use a fresh invocation_id for new input.
+    """
+
+
+class AgentFactoryError(ElsaiError, ValueError):
+    """The configured agent factory cannot be imported, called, or does not build an agent.
+
+    A configuration error: retrying cannot fix it, so the serverless runtime fails the job at
+    once with this message (and `cdk synth` checks the factory before anything is deployed).
+    """
 
 
 class ConcurrentInvocationError(ElsaiError):

@@ -11,6 +11,7 @@ from infra.constructs.agent_function import AgentFunction
 from infra.constructs.api import JobsApi
 from infra.constructs.state_machine import AgentStateMachine
 from infra.constructs.storage import SessionsBucket
+from infra.factory_check import check_agent_factory
 
 
 class ElsaiStack(cdk.Stack):
@@ -26,6 +27,8 @@ class ElsaiStack(cdk.Stack):
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
         self.config = config or ElsaiConfig.from_node(self.node)
+        if str(self.node.try_get_context("checkAgentFactory")).lower() != "false":
+            check_agent_factory(self.config.agent_factory)  # fail synth, not every slice
         code = lambda_code()  # one asset, shared by both functions
 
         self.storage = SessionsBucket(

@@ -113,7 +113,10 @@ class Agent:
         """Run one invocation synchronously (works inside a running event loop too)."""
         try:
             asyncio.get_running_loop()
+            in_loop = True
         except RuntimeError:
+            in_loop = False
+        if not in_loop:  # run outside the except block: errors then carry no loop-probe context
             return asyncio.run(self.invoke_async(prompt, **kwargs))
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, self.invoke_async(prompt, **kwargs)).result()
@@ -166,7 +169,10 @@ class Agent:
                         result = event.result
                     yield event
             finally:
-                await self.hooks.invoke(AfterInvocationEvent(agent=self, result=result))
+                try:
+                    await self.hooks.invoke(AfterInvocationEvent(agent=self, result=result))
+                finally:
+                    self._persistence.end_invocation()
         finally:
             self._lock.release()
 

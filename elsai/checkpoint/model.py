@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -66,7 +67,20 @@ class Checkpoint(BaseModel):
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors()
             )
-            raise CheckpointException(f"invalid checkpoint file {where}: {problems}") from exc
+            raise CheckpointException(
+                f"invalid checkpoint file {where}: {problems}. {_repair_hint(where)}"
+            ) from None
+
+
+def _repair_hint(where: str) -> str:
+    """What to do about a bad bookmark: look first, then the one repair that loses nothing."""
+    match = re.search(r"session_([^/\\]+)[/\\]agents[/\\]agent_", where)
+    session = match.group(1) if match else "<session_id>"
+    return (
+        f"Run `elsai sessions check {session}` to see every problem. Safe repair: move "
+        "checkpoint.json aside (do not edit the messages); the next invoke then continues from "
+        "the stored messages only, and a pending tool call is answered as interrupted."
+    )
 
 
 def utc_now() -> str:

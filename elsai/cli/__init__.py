@@ -12,6 +12,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="elsai", description="Durable agents: inspect sessions, run jobs locally."
     )
+    from elsai import __version__
+
+    parser.add_argument("--version", action="version", version=f"elsai {__version__}")
     groups = parser.add_subparsers(dest="group", metavar="COMMAND")
     groups.required = True
     from elsai.cli import local, sessions

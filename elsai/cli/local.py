@@ -120,7 +120,9 @@ def _bedrock_credentials() -> dict[str, str]:
             "elsai: error: --model bedrock needs AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID/..., or SSO); none were found"
         )
     frozen = creds.get_frozen_credentials()
-    region = os.environ.get("AWS_REGION") or session.region_name or "us-east-1"
+    from elsai.models.bedrock_setup import resolve_region
+
+    region = resolve_region()  # the SDK's one rule (issue 16): configured, else us-west-2
     out: dict[str, str] = {"AWS_ACCESS_KEY_ID": str(frozen.access_key), "AWS_SECRET_ACCESS_KEY": str(frozen.secret_key),
                            "AWS_DEFAULT_REGION": region, "AWS_REGION": region}  # fmt: skip
     if frozen.token:

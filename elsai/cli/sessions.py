@@ -6,18 +6,17 @@ Read-only by design: it never repairs or rewrites a store, so it is safe to poin
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
+from elsai.cli.listing import ls_entry, only_agent
 from elsai.cli.render import (
     Style,
     bookmark_line,
     bookmark_short,
     compact,
-    iso,
     next_line,
     problem_line,
     render_message,
@@ -27,7 +26,6 @@ from elsai.cli.render import (
 )
 from elsai.cli.store import CliError, Store, open_store
 from elsai.errors import ElsaiError
-from elsai.session import keys
 from elsai.session.check import (
     AgentSnapshot,
     SessionSnapshot,
@@ -35,7 +33,6 @@ from elsai.session.check import (
     load_session,
     next_invoke,
 )
-from elsai.session.inspect import summarize_session
 
 Handler = Callable[[argparse.Namespace, Store, Style], int]
 
@@ -90,6 +87,7 @@ def register(groups: Any) -> None:
     tail.add_argument("--full", action="store_true", help="do not clip long text to the terminal")
     check = _command(commands, "check", "validate layout, schema and transcript shape", _check)
     check.add_argument("session", help="session id")
+    check.add_argument("--agent", metavar="ID", help="only this agent (and session-level files)")
 
 
 def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -163,7 +161,7 @@ def _ls(args: argparse.Namespace, store: Store, style: Style) -> int:
         top, slash, _ = key.partition("/")
         if slash and top.startswith("session_"):
             by_session.setdefault(top.removeprefix("session_"), {})[key] = ts
-    entries = [_ls_entry(store, sid, files) for sid, files in by_session.items()]
+    entries = [ls_entry(store.storage, sid, files) for sid, files in by_session.items()]
     entries.sort(key=lambda e: e["updated_ts"], reverse=True)
     if args.json:
         print(to_json([{k: v for k, v in e.items() if k != "updated_ts"} for e in entries]))
@@ -187,7 +185,7 @@ def _ls(args: argparse.Namespace, store: Store, style: Style) -> int:
                     e["session_id"],
                     a["agent_id"],
                     str(a["message_count"]),
-                    bookmark_short(cp),
+                    "unreadable" if a["checkpoint"] == "unreadable" else bookmark_short(cp),
                     a["updated_at"],
                     nxt,
                 ]
@@ -196,40 +194,6 @@ def _ls(args: argparse.Namespace, store: Store, style: Style) -> int:
             rows.append([e["session_id"], "-", "0", "-", e["updated_at"], "-"])
     write(table(rows, style, ["SESSION", "AGENT", "MSGS", "BOOKMARK", "UPDATED", "NEXT INVOKE"]))
     return 0
-
-
-def _ls_entry(store: Store, session_id: str, files: dict[str, float]) -> dict[str, Any]:
-    """The jobs API's summary of one session, plus times and pending interrupts."""
-    updated = max(files.values())
-    base: dict[str, Any] = {
-        "session_id": session_id,
-        "updated_at": iso(updated),
-        "updated_ts": updated,
-    }
-    try:
-        summary = summarize_session(store.storage, session_id)
-    except (ValueError, KeyError, TypeError) as exc:  # corrupt JSON or an id outside the layout
-        return {
-            **base,
-            "error": f"unreadable ({type(exc).__name__}: {exc}); run `elsai sessions check {session_id}`",
-        }
-    if summary is None:
-        return {**base, "error": "session.json is missing"}
-    agent_keys = [keys.agent_key(session_id, a["agent_id"]) for a in summary["agents"]]
-    for agent, obj in zip(summary["agents"], store.storage.read_many(agent_keys), strict=True):
-        prefix = keys.agent_dir(session_id, agent["agent_id"])
-        agent["updated_at"] = iso(
-            max((t for k, t in files.items() if k.startswith(prefix)), default=None)
-        )
-        try:
-            pending = (
-                json.loads(obj.data).get("interrupt_state", {}).get("pending", []) if obj else []
-            )
-        except (ValueError, AttributeError):
-            pending = []
-        agent["interrupts_pending"] = len(pending)
-    summary["agents"].sort(key=lambda a: a["updated_at"], reverse=True)
-    return {**base, **summary}
 
 
 # -- show ----------------------------------------------------------------------------------------
@@ -350,6 +314,8 @@ def agent_lines(agent: AgentSnapshot, style: Style, last: int | None = None) -> 
 
 def _check(args: argparse.Namespace, store: Store, style: Style) -> int:
     snap = _snapshot(args, store)
+    if args.agent:
+        snap = only_agent(snap, args.agent)
     problems = check_snapshot(store.storage, snap)
     errors = sum(p.severity == "error" for p in problems)
     warnings = len(problems) - errors

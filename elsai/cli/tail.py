@@ -30,6 +30,9 @@ class Cursor:
     bookmark_version: str | None = None
     agent_version: str | None = None
     pending: int = 0
+    final: bool = False  # the last message shown is a final answer (assistant, no tool call)
+    active: bool = False  # the bookmark says work may be unfinished
+    moved: bool = False  # a message landed after tail started
 
 
 class Follower:
@@ -140,6 +143,7 @@ class Follower:
                 break  # vanished since the listing: look again next poll
             self.show_message(aid, index, obj.data)
             cursor.next_index, cursor.last_version = index + 1, obj.version
+            cursor.final, cursor.moved = _is_final(obj.data), cursor.moved or not first
         if agent_obj is not None and agent_obj.version != cursor.agent_version:
             cursor.agent_version = agent_obj.version
             self.show_interrupts(aid, cursor, agent_obj.data)
@@ -176,6 +180,28 @@ class Follower:
                 return
             self.show_message(aid, index, obj.data)
             cursor.next_index, cursor.last_version = index + 1, obj.version
+            cursor.final, cursor.moved = _is_final(obj.data), True
+
+    def turn_ended(self) -> bool:
+        """A turn that ran while tail watched is over.
+
+        Its agents' last messages are final answers (and their bookmarks, if any, say so).
+        A run that calls no tool writes no bookmark, so the final answer is what counts.
+        """
+        moved = [c for c in self.cursors.values() if c.moved]
+        return bool(moved) and all(c.final and not c.active for c in moved)
+
+    def waiting_for(self) -> str:
+        """What --until-complete waits for, said once after the stored state is shown."""
+        if self.cursors and all(c.final and not c.active for c in self.cursors.values()):
+            return (
+                "the session is complete (its last message is a final answer); "
+                "waiting for the next turn to end with one"
+            )
+        busy = [a for a, c in sorted(self.cursors.items()) if not (c.final and not c.active)]
+        return (
+            f"waiting until the last message of {', '.join(busy) or 'an agent'} is a final answer"
+        )
 
     def show_bookmark(self, aid: str, cursor: Cursor, data: bytes | None, *, first: bool) -> None:
         """Show a new bookmark; one completed while following ends `--until-complete`."""
@@ -191,6 +217,7 @@ class Follower:
             return
         self.catch_up(aid, cursor, bookmark.message_count)
         self.bookmark(aid, bookmark)
+        cursor.active = bookmark.is_active
         if (self.appeared or not first) and not bookmark.is_active:
             self.completed = True
 
@@ -250,7 +277,11 @@ def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
             ]
         )
     follower.poll(first=True)
-    while not (args.until_complete and follower.completed):
+    if args.until_complete:
+        text = follower.waiting_for()
+        follower.emit({"event": "waiting", "for": text}, [style.paint(f"elsai: {text}", "dim")])
+        sys.stdout.flush()
+    while not (args.until_complete and (follower.completed or follower.turn_ended())):
         if expired():
             return _timed_out(args) if args.until_complete else 0
         time.sleep(
@@ -264,6 +295,15 @@ def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
 
 def _timed_out(args: argparse.Namespace) -> int:
     raise CliError(f"timed out after {args.timeout:g}s before a bookmark was completed", 1)
+
+
+def _is_final(data: bytes) -> bool:
+    try:
+        message = json.loads(data)["message"]
+        content = message["content"]
+    except (ValueError, KeyError, TypeError):
+        return False
+    return message.get("role") == "assistant" and not any("toolUse" in b for b in content)
 
 
 def _valid(agent_id: str) -> bool:

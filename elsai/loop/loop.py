@@ -72,7 +72,7 @@ class EventLoop:
 
     async def _start(self) -> Steps[Started]:
         inv, transcript, interrupts = self.inv, self.transcript, self.deps.interrupts
-        plan = self.store.begin_invocation(inv.invocation_id)
+        plan = self.store.begin_invocation(inv.invocation_id, inv.input_content)
         new_content = [] if plan.input_already_recorded else inv.input_content
         self.cycle = plan.cycle_index if plan.position is not None else 0
         paused = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from elsai.types import Message, Position, ResumePlan
+from elsai.types import ContentBlock, Message, Position, ResumePlan
 
 __all__ = ["LoopPersistence", "NoPersistence", "Position", "ResumePlan"]
 
@@ -18,8 +18,13 @@ __all__ = ["LoopPersistence", "NoPersistence", "Position", "ResumePlan"]
 class LoopPersistence(Protocol):
     """What the loop asks of durability, at its boundaries only."""
 
-    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
-        """Decide how this invocation starts (resume gate, exactly-once input)."""
+    def begin_invocation(
+        self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
+    ) -> ResumePlan:
+        """Decide how this invocation starts (lease, resume gate, exactly-once input).
+
+        `input_content` lets a reused invocation id be checked against the input it recorded.
+        """
         ...
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
@@ -46,6 +51,10 @@ class LoopPersistence(Protocol):
         """Agent state changed outside a boundary (an interrupt paused the loop): persist it."""
         ...
 
+    def end_invocation(self) -> None:
+        """The invocation is over, however it ended: release what it held (the lease)."""
+        ...
+
 
 class NoPersistence:
     """In-memory agents: every boundary is free.
@@ -53,7 +62,9 @@ class NoPersistence:
     Its methods are the `LoopPersistence` ones, each doing nothing.
     """
 
-    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
+    def begin_invocation(
+        self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
+    ) -> ResumePlan:
         """Nothing stored: always a fresh start."""
         return ResumePlan()
 
@@ -75,4 +86,8 @@ class NoPersistence:
 
     def save_state(self) -> None:
         """Nothing to write."""
+        return None
+
+    def end_invocation(self) -> None:
+        """Nothing held."""
         return None

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from elsai.models.anthropic import AnthropicModel
     from elsai.models.bedrock import BedrockModel
     from elsai.models.openai import OpenAIModel
-    from elsai.models.scripted import ScriptedModel
+    from elsai.models.scripted import PositionalScriptedModel, ScriptedModel
 
 __all__ = [
     "AnthropicModel",
@@ -19,6 +19,7 @@ __all__ = [
     "ModelEvent",
     "ModelRequest",
     "OpenAIModel",
+    "PositionalScriptedModel",
     "ScriptedModel",
 ]
 
@@ -28,6 +29,10 @@ def __getattr__(name: str) -> Any:
         from elsai.models.scripted import ScriptedModel
 
         return ScriptedModel
+    if name == "PositionalScriptedModel":
+        from elsai.models.scripted import PositionalScriptedModel
+
+        return PositionalScriptedModel
     if name == "BedrockModel":
         from elsai.models.bedrock import BedrockModel
 

@@ -10,7 +10,6 @@ errors into the exceptions of `elsai.errors`.
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -21,8 +20,11 @@ import boto3
 from botocore import exceptions as boto_errors
 from botocore.config import Config
 
+from elsai.errors import ModelConfigurationError
 from elsai.models._bedrock_convert import StreamParser, clean_message, response_events
 from elsai.models.base import Model, ModelEvent, ModelRequest
+from elsai.models.bedrock_setup import DEFAULT_REGION as DEFAULT_REGION  # re-exported
+from elsai.models.bedrock_setup import no_credentials_message, resolve_region
 from elsai.models.retry import RetryPolicy, Sleep, stream_with_retries
 
 if TYPE_CHECKING:
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 DEFAULT_MODEL_ID = "us.anthropic.claude-sonnet-4-6"
 """Claude Sonnet 4.6 through the US cross-Region inference profile (callable from us-west-2)."""
 
-DEFAULT_REGION = "us-west-2"
+# DEFAULT_REGION (us-west-2, the spec's default) lives in bedrock_setup with the region rule.
 #: Long replies need a generous read timeout; the serverless stop margin is sized from it.
 DEFAULT_READ_TIMEOUT_S = 120.0
 
@@ -108,12 +110,7 @@ class BedrockModel(Model):
     ) -> None:
         self.model_id = model_id
         self._read_timeout = float(read_timeout)
-        self.region_name = (
-            region_name
-            or (boto_session.region_name if boto_session is not None else None)
-            or os.environ.get("AWS_REGION")
-            or DEFAULT_REGION
-        )
+        self.region_name = region_name or resolve_region(boto_session)
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.top_p = top_p
@@ -125,6 +122,14 @@ class BedrockModel(Model):
         self._boto_client_config = boto_client_config
         self._client: BedrockRuntimeClient | None = None
         self._client_lock = threading.Lock()
+        self._credentials_checked = False
+
+    def _check_credentials(self) -> None:
+        """Fail before the first request, and say what to do, when no credentials exist."""
+        session = self._boto_session or boto3.Session()
+        if session.get_credentials() is None:
+            raise ModelConfigurationError(no_credentials_message(self.model_id, self.region_name))
+        self._credentials_checked = True
 
     @property
     def read_timeout(self) -> float:
@@ -215,6 +220,8 @@ class BedrockModel(Model):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one model call as elsai events, retrying throttling and transient faults."""
         params = self.build_request(request)
+        if not self._credentials_checked and self._client is None:
+            await asyncio.to_thread(self._check_credentials)
         once = self._stream_once if self.streaming else self._converse_once
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
         events = stream_with_retries(lambda: once(params), self.retry, _classify, "Bedrock")

@@ -9,6 +9,7 @@ words the `elsai.errors` exception a failure becomes. No SDK is imported here.
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], str]
 """One of "throttled", "transient", "overflow", "other"; the first two are retried."""
 
+logger = logging.getLogger("elsai.models")
 _RETRYABLE = ("throttled", "transient")
 
 
@@ -63,7 +65,7 @@ async def stream_with_retries(
     part of a reply, so `model_error(exc, kind, provider)` is raised instead. `ElsaiError`s
     pass through untouched.
     """
-    tries = 0
+    tries, failure = 0, ""
     while True:
         source = attempt()
         yielded = False
@@ -80,11 +82,22 @@ async def stream_with_retries(
                 except Exception as exc:
                     kind = classify(exc)
                     if kind in _RETRYABLE and not yielded and tries < policy.max_retries:
+                        failure = f"{kind}: {type(exc).__name__}: {exc}"
                         break
                     raise model_error(exc, kind, provider) from exc
                 yielded = True
                 yield event
         finally:
             await source.aclose()
-        await policy.sleep(policy.backoff(tries))
+        delay = policy.backoff(tries)
+        # Said every time: a network outage must not look like a silent hang.
+        logger.warning(
+            "%s call failed (%s); retry %d of %d in %.1fs",
+            provider,
+            failure,
+            tries + 1,
+            policy.max_retries,
+            delay,
+        )
+        await policy.sleep(delay)
         tries += 1

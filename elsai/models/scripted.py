@@ -84,13 +84,7 @@ class ScriptedModel(Model):
                     tool_choice=copy.deepcopy(request.tool_choice),
                 )
             )
-        if self._next >= len(self._responses):
-            raise ScriptExhaustedError(
-                f"ScriptedModel ran out of responses: it was given {len(self._responses)} "
-                f"response(s) and this is model call number {self._next + 1}"
-            )
-        item = self._responses[self._next]
-        self._next += 1
+        item = self._pick(request)
         if isinstance(item, Exception):
             raise item
         if callable(item):
@@ -99,6 +93,17 @@ class ScriptedModel(Model):
         message = _as_message(item)
         for event in self._events(message, stop_override):
             yield event
+
+    def _pick(self, request: ModelRequest) -> ScriptItem:
+        """The next response in call order (PositionalScriptedModel picks by transcript)."""
+        if self._next >= len(self._responses):
+            raise ScriptExhaustedError(
+                f"ScriptedModel ran out of responses: it was given {len(self._responses)} "
+                f"response(s) and this is model call number {self._next + 1}"
+            )
+        item = self._responses[self._next]
+        self._next += 1
+        return item
 
     def _events(
         self, message: Message, stop_override: StopReason | None = None
@@ -126,6 +131,27 @@ class ScriptedModel(Model):
             stop_reason=stop,
             usage={"inputTokens": 10, "outputTokens": out, "totalTokens": 10 + out},
         )
+
+
+class PositionalScriptedModel(ScriptedModel):
+    """A scripted model whose reply depends on the conversation, not on how often it was called.
+
+    Reply N is given when the conversation already holds N assistant turns. A rebuilt agent
+    given the same whole script therefore continues where the stored transcript ends: after a
+    crash and resume the tools run once and the transcript does not grow twice. That makes it
+    the natural offline model for durable agents; `ScriptedModel` keeps call-order replay.
+    """
+
+    def _pick(self, request: ModelRequest) -> ScriptItem:
+        position = sum(1 for m in request.messages if m.get("role") == "assistant")
+        self._next += 1
+        if position >= len(self._responses):
+            raise ScriptExhaustedError(
+                f"PositionalScriptedModel has {len(self._responses)} response(s), but the "
+                f"conversation already holds {position} assistant turn(s): add replies for "
+                "the turns after them"
+            )
+        return self._responses[position]
 
 
 def _as_message(item: str | dict[str, Any]) -> Message:

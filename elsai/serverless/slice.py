@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
+from elsai.errors import AgentFactoryError
 from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.factory import AgentFactory
@@ -87,7 +88,10 @@ def run_slice(
     )
     agent = factory(config)
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
-        raise ValueError("the agent factory must build the Agent with the AgentConfig it was given")
+        raise AgentFactoryError(
+            "the agent factory must build the Agent with the AgentConfig it was given "
+            "(its session_manager and checkpoint settings); see lambdas/README.md"
+        )
 
     if request.interrupt_responses and agent.interrupts.active:
         prompt: Any = [{"interruptResponse": r} for r in request.interrupt_responses]
@@ -96,7 +100,13 @@ def run_slice(
         # The prompt is exactly-once per execution: a retried first slice resumes instead.
         # (Answers already consumed by a crashed attempt need no re-sending: the bookmark resumes.)
         prompt = request.prompt
-        invocation_id = request.execution_id if request.prompt is not None else None
+        # A continuation slice gets an id too: a retry of it (same slice number) may take over
+        # the ownership lease its timed-out attempt left, instead of waiting for it to expire.
+        invocation_id = (
+            request.execution_id
+            if request.prompt is not None
+            else f"{request.execution_id}#slice#{request.slice}"
+        )
 
     margin_ms = policy.stop_margin_ms(agent.model) if safety_margin_ms is None else safety_margin_ms
     with slice_span(tracing, request, span_attributes) as span:

@@ -19,9 +19,12 @@ from elsai.checkpoint.model import Checkpoint, utc_now
 from elsai.conversation.base import ConversationManager, sanitize_window_start
 from elsai.interrupt.state import InterruptState
 from elsai.session import keys
+from elsai.session.lease import OwnershipLease
 from elsai.session.records import AgentRecord, MessageRecord, dump, load
+from elsai.session.replay import InputLedger
+from elsai.session.storage.base import StoredObject
 from elsai.session.window import load_window
-from elsai.types import AgentView, Message, Position, ResumePlan
+from elsai.types import AgentView, ContentBlock, Message, Position, ResumePlan, tool_uses
 
 if TYPE_CHECKING:
     from elsai.session.manager import SessionManager
@@ -80,6 +83,8 @@ class SessionBinding:
         self.bookmark: Checkpoint | None = None
         self._bookmark_version: str | None = None
         self.recorded_invocations: list[str] = []
+        self.lease: OwnershipLease | None = None
+        self.inputs = InputLedger()
         self._load()
 
     # -- load ----------------------------------------------------------------------------
@@ -87,9 +92,11 @@ class SessionBinding:
     def _load(self) -> None:
         storage, agent = self.storage, self.agent
         session_key = keys.session_key(self.session_id)
-        session_obj, agent_obj, bookmark_obj = storage.read_many(
-            [session_key, self._agent_key, self._checkpoint_key]
+        lease_key = keys.lease_key(self.session_id, self.agent_id)
+        session_obj, agent_obj, bookmark_obj, lease_obj = storage.read_many(
+            [session_key, self._agent_key, self._checkpoint_key, lease_key]
         )
+        self._bind_lease(lease_obj)
         if session_obj is None:
             self.manager.create_session_record()
 
@@ -127,6 +134,7 @@ class SessionBinding:
         for message_record in records:
             for invocation in message_record.invocation_ids:
                 self._remember(invocation)
+            self.inputs.remember(message_record.invocation_ids, message_record.as_message())
 
         initial = list(agent.messages)
         if self.next_index > 0:
@@ -140,11 +148,30 @@ class SessionBinding:
         if agent_obj is None:
             self._write_agent(force=True)
 
+    def _bind_lease(self, loaded: StoredObject | None) -> None:
+        """The ownership lease as read with the rest (elsai.session.lease); None turns it off."""
+        seconds = getattr(self.manager, "lease_seconds", None)
+        if seconds is not None:
+            self.lease = OwnershipLease(
+                self.storage, self.session_id, self.agent_id, seconds=seconds, loaded=loaded
+            )
+
     # -- LoopPersistence -------------------------------------------------------------------
 
-    def begin_invocation(self, invocation_id: str | None) -> ResumePlan:
-        """The resume gate's verdict; an orphan toolUse is then repaired by the loop's transcript."""
+    def begin_invocation(
+        self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
+    ) -> ResumePlan:
+        """Take the lease, then the resume gate's verdict (the loop repairs an orphan toolUse)."""
         recorded = invocation_id is not None and invocation_id in self.recorded_invocations
+        last = self.last_message
+        finished = last is not None and last["role"] == "assistant" and not tool_uses(last)
+        if recorded and finished and input_content and invocation_id is not None:
+            # Only a finished invocation would silently answer the old prompt; an unfinished one
+            # is being retried (e.g. a Swarm node) and resumes from its stored input.
+            where = f"session {self.session_id!r} for agent {self.agent_id!r}"
+            self.inputs.check(invocation_id, input_content, where)
+        if self.lease is not None:
+            self.lease.acquire(invocation_id)  # before the gate: a refused writer runs nothing
         if self.agent.interrupts.active:
             return ResumePlan(input_already_recorded=recorded)  # an interrupt is not a crash
         plan = self._gate()
@@ -167,6 +194,7 @@ class SessionBinding:
         self.next_index = index + 1
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
+        self.inputs.remember(record.invocation_ids, message)
 
     def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
         """Replace the last message file, only if unchanged since we wrote it."""
@@ -184,9 +212,17 @@ class SessionBinding:
         )
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
+        self.inputs.remember(record.invocation_ids, message)
+
+    def end_invocation(self) -> None:
+        """Release the ownership lease, so the next writer need not wait for it to expire."""
+        if self.lease is not None:
+            self.lease.release()
 
     def boundary(self, position: Position, cycle_index: int) -> bool:
         """Write agent.json if it changed, then the bookmark if this boundary is saved."""
+        if self.lease is not None:
+            self.lease.check()
         self._write_agent(force=False)
         if self.checkpoint_config is None or not self.checkpoint_config.saves(position):
             # Without a bookmark, only a finished tool batch is a safe place to stop.

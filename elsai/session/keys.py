@@ -7,6 +7,7 @@ session_<session_id>/
     agent_<agent_id>/
       agent.json
       checkpoint.json
+      lease.json                   # ownership lease of the live writer (elsai.session.lease)
       messages/
         message_<N>.json
 """
@@ -57,6 +58,11 @@ def checkpoint_key(session_id: str, agent_id: str) -> str:
     return agent_dir(session_id, agent_id) + "checkpoint.json"
 
 
+def lease_key(session_id: str, agent_id: str) -> str:
+    """The agent's ownership lease, beside checkpoint.json (which keeps only the spec's fields)."""
+    return agent_dir(session_id, agent_id) + "lease.json"
+
+
 def messages_prefix(session_id: str, agent_id: str) -> str:
     """The folder of one agent's message files."""
     return agent_dir(session_id, agent_id) + "messages/"
@@ -79,3 +85,11 @@ def message_index(key: str) -> int | None:
 def job_token_key(job_id: str) -> str:
     """Where a job waiting for interrupt responses parks its Step Functions task token."""
     return f"jobs/{job_id}/task_token.json"
+
+
+def job_answer_key(job_id: str, task_token: str) -> str:
+    """Create-only record of the answer to one wait (one parked token): answered at most once."""
+    import hashlib
+
+    digest = hashlib.sha256(task_token.encode()).hexdigest()[:32]
+    return f"jobs/{job_id}/answers/{digest}.json"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from elsai.checkpoint.model import utc_now
 from elsai.ids import validate_id
 from elsai.session import keys
+from elsai.session.lease import DEFAULT_LEASE_SECONDS
 from elsai.session.records import SessionRecord, dump, load
 from elsai.session.storage.base import SessionConflictError, StorageBackend
 
@@ -22,6 +23,10 @@ if TYPE_CHECKING:
 
 class SessionManager:
     """Persists agents of one session. Several agents (unique agent_ids) may share a session."""
+
+    #: How long an agent's ownership lease lives without renewal (elsai.session.lease): a
+    #: crashed writer on another machine blocks the agent this long. None turns leases off.
+    lease_seconds: float | None = DEFAULT_LEASE_SECONDS
 
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
         self.session_id = keys.validate_id(session_id, "session_id")

@@ -52,8 +52,11 @@ RESPONSES_SCHEMA: dict[str, Any] = {
             "max_items": limits.MAX_INTERRUPT_RESPONSES,
             "items": {
                 "type": apigw.JsonSchemaType.OBJECT,
-                "required": ["interruptId", "response"],
+                # `id` as GET shows it, or `interruptId` (accepted for compatibility).
+                "required": ["response"],
+                "any_of": [{"required": ["id"]}, {"required": ["interruptId"]}],
                 "properties": {
+                    "id": {"type": apigw.JsonSchemaType.STRING, "min_length": 1},
                     "interruptId": {"type": apigw.JsonSchemaType.STRING, "min_length": 1},
                 },
             },
@@ -68,6 +71,8 @@ def _schema(spec: dict[str, Any], *, top: bool = True) -> apigw.JsonSchema:
     rest = {k: v for k, v in spec.items() if k not in ("properties", "items")}
     if "items" in spec:
         rest["items"] = _schema(spec["items"], top=False)
+    if "any_of" in spec:
+        rest["any_of"] = [_schema(choice, top=False) for choice in spec["any_of"]]
     version = apigw.JsonSchemaVersion.DRAFT4 if top else None
     return apigw.JsonSchema(schema=version, properties=props or None, **rest)
 

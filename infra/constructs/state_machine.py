@@ -42,11 +42,13 @@ RETRYABLE_ERRORS = (
     "Runtime.ExitError",
     "States.Timeout",
     "States.TaskFailed",
+    "AgentInUseError",  # another live process holds the agent's lease: retry after backoff
 )
 # Errors that retrying cannot fix; listed first with MaxAttempts 0 so that the
 # States.TaskFailed wildcard above never catches them. SessionConflictError = a second
 # writer holds the session: retrying would fight it.
-NON_RETRYABLE_ERRORS = ("SessionConflictError",)
+# AgentFactoryError = the deployed agent factory is misconfigured: fail at once with its message.
+NON_RETRYABLE_ERRORS = ("SessionConflictError", "AgentFactoryError")
 # Parking the token: retry only Lambda's own transient failures. States.Timeout here
 # means nobody answered in time, and States.TaskFailed would include an API-side
 # SendTaskFailure: both must end the job.

@@ -15,6 +15,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from elsai.serverless import ParkedTaskToken, limits, read_parked_token
+from elsai.serverless.answers import InterruptAlreadyAnsweredError, claim_answer
 from jobs_api import aws
 from jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
 
@@ -168,7 +169,17 @@ def answer_job(job_id: str, responses: list[dict[str, Any]]) -> list[str]:
         raise InvalidRequest(
             f"answer every pending interrupt exactly: missing {missing}, unknown {extra}"
         )
-    _send_answers(job_id, parked, sfn_payload({"interrupt_responses": responses}, "the responses"))
+    output = sfn_payload({"interrupt_responses": responses}, "the responses")
+    try:  # a conditional create makes a second answer a 409, even when two requests race
+        claim = claim_answer(aws.storage(), job_id, parked.task_token, responses)
+    except InterruptAlreadyAnsweredError as exc:
+        raise Conflict(str(exc)) from None
+    try:
+        _send_answers(job_id, parked, output)
+    except InvalidRequest:
+        claim.failed()  # refused for a reason the caller can fix: let a corrected answer in
+        raise
+    claim.sent()
     return sorted(answered)
 
 

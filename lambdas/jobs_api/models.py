@@ -2,7 +2,7 @@
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from elsai.serverless import limits
 from elsai.session import keys
@@ -38,7 +38,12 @@ class InterruptResponse(BaseModel):
     """One answer: the Converse-style ``interruptResponse`` content."""
 
     model_config = ConfigDict(extra="forbid")
-    interruptId: str = Field(min_length=1, max_length=limits.MAX_INTERRUPT_ID_CHARS)  # noqa: N815 - Converse-style field name
+    # `id`, as GET shows it (one name in GET and POST); `interruptId` is still accepted.
+    interruptId: str = Field(  # noqa: N815 - Converse-style field name
+        min_length=1,
+        max_length=limits.MAX_INTERRUPT_ID_CHARS,
+        validation_alias=AliasChoices("id", "interruptId"),
+    )
     response: Any
 
 

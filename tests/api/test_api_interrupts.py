@@ -129,3 +129,33 @@ def test_stale_token_record_is_not_reported_as_waiting(api: Api) -> None:
     # rather than a 400 that blames the client.
     reply = api.answer(job_id, {"responses": [{"interruptId": "interrupt-next", "response": 1}]})
     assert reply.status == 409, reply.body
+
+
+def test_answering_the_same_wait_twice_is_409(engine_api: Api) -> None:
+    """Issue 16, bug 2: moto accepts a used task token, so only the API's record refuses it."""
+    job_id = _waiting_job(engine_api)
+    first = engine_api.answer(job_id, {"responses": ANSWERS})
+    assert first.status == 200, first.body
+    again = engine_api.answer(job_id, {"responses": ANSWERS})  # before the job has resumed
+    assert again.status == 409, again.body
+    assert "already answered" in again.error_message()
+    other = [{**ANSWERS[0], "response": {"approved": False}}, ANSWERS[1]]
+    assert engine_api.answer(job_id, {"responses": other}).status == 409
+    final = wait_until(
+        lambda: (b := engine_api.get_job(job_id).body)["status"] == "SUCCEEDED" and b,
+        what="success",
+    )
+    assert final["result"]["interrupt_responses"] == ANSWERS  # the first answer, only
+    assert engine_api.history_types(job_id).count("TaskSucceeded") == 1
+
+
+def test_answers_may_name_the_interrupt_id_as_get_shows_it(engine_api: Api) -> None:
+    """GET lists interrupts with `id`; POST takes `id` too (and `interruptId`, as before)."""
+    job_id = _waiting_job(engine_api)
+    shown = engine_api.get_job(job_id).body["interrupts"]
+    answers = [
+        {"id": i["id"], "response": a["response"]} for i, a in zip(shown, ANSWERS, strict=True)
+    ]
+    reply = engine_api.answer(job_id, {"responses": answers})
+    assert reply.status == 200, reply.body
+    assert reply.body["answered"] == sorted(i["id"] for i in shown)

@@ -229,7 +229,12 @@ def test_no_reads_during_a_run(build: Any, store: Path) -> None:
     counting.calls.clear()
     agent("go")
     assert [c for c in counting.calls if c[0] in ("read", "list")] == []
-    writes = [c for c in counting.calls if c[0] in ("create", "replace")]
+    all_writes = [c for c in counting.calls if c[0] in ("create", "replace")]
+    lease = [c for c in all_writes if c[1].endswith("/lease.json")]
+    # The ownership lease costs one write to take it and one to release it (no read: it was
+    # read with the rest of the agent at load).
+    assert [c[0] for c in lease] == ["create", "replace"]
+    writes = [c for c in all_writes if c not in lease]
     # 2 tool cycles × (assistant message, after_model, results, after_tools) + prompt + agent.json
     # (invocation id unset → no agent.json change) + final message + finalize.
     assert len(writes) == 1 + 2 * 4 + 1 + 1

@@ -33,6 +33,8 @@ def test_storage_layout_is_exactly_the_spec(build: Any, store: Path) -> None:
     assert files == [
         "session_my-job/agents/agent_worker/agent.json",
         "session_my-job/agents/agent_worker/checkpoint.json",
+        # issue 16: the ownership lease sits beside checkpoint.json (which keeps only its fields)
+        "session_my-job/agents/agent_worker/lease.json",
         "session_my-job/agents/agent_worker/messages/message_0.json",
         "session_my-job/agents/agent_worker/messages/message_1.json",
         "session_my-job/agents/agent_worker/messages/message_2.json",

@@ -141,6 +141,10 @@ class CrashInjector(StorageBackend):
         )
 
     def _write(self, op: str, key: str, data: bytes, perform: Any) -> str:
+        if key.endswith("/lease.json"):
+            # The ownership lease (tests/crash/test_crash_lease.py) guards liveness, not data:
+            # the matrix numbers and crashes around the session's data writes only.
+            return str(perform())
         self.count += 1
         n = self.count
         entry: dict[str, Any] = {"n": n, "op": op, "key": key}
@@ -202,6 +206,8 @@ def build_manager(args: dict[str, Any]) -> Any:
 
 def build_agent(args: dict[str, Any], crash: dict[str, Any] | None) -> Agent:
     manager = build_manager(args)
+    if args.get("lease") is False:
+        manager.lease_seconds = None  # to reach the conditional writes behind the lease
     manager.storage = CrashInjector(manager.storage, args["writes"], crash)
     kill_in = crash["tool_use_id"] if crash and crash.get("kind") == "tool" else None
     return Agent(

@@ -82,6 +82,8 @@ def _schema_for(template_dict: dict[str, Any], required: str) -> dict[str, Any]:
         ("prompt", {"prompt": ""}, False),
         ("prompt", {"prompt": "hi", "session_id": "../etc"}, False),
         ("responses", {"responses": [{"interruptId": "i1", "response": {"ok": True}}]}, True),
+        ("responses", {"responses": [{"id": "i1", "response": {"ok": True}}]}, True),  # issue 16
+        ("responses", {"responses": [{"id": "", "response": 1}]}, False),
         ("responses", {"responses": []}, False),
         ("responses", {"responses": [{"response": 1}]}, False),
         ("responses", {"interrupt_responses": []}, False),

@@ -208,6 +208,35 @@ def test_session_conflict_is_not_retried(harness: Harness) -> None:
     assert len(harness.run_slices()) == 1
 
 
+def test_a_misconfigured_agent_factory_is_not_retried(harness: Harness) -> None:
+    """Issue 16, bug 3: a configuration error fails the job once, with its message."""
+
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        raise FunctionError("AgentFactoryError", "cannot import agent factory module 'nope'")
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert desc["status"] == "FAILED" and desc["error"] == "AgentFactoryError"
+    assert "cannot import agent factory module 'nope'" in desc["cause"]
+    assert len(harness.run_slices()) == 1
+
+
+def test_an_agent_in_use_is_retried_then_resumes(harness: Harness) -> None:
+    """Issue 16, bug 1: another live owner's lease is transient: the slice is retried."""
+    calls: list[int] = []
+
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        calls.append(event["slice"])
+        if len(calls) == 1:
+            raise FunctionError("AgentInUseError", "in use by another process until ...")
+        return {"status": "completed", "stop_reason": "end_turn", "text": "done", "slice": 0}
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert desc["status"] == "SUCCEEDED"
+    assert calls == [0, 0]
+
+
 def test_unknown_status_fails_clearly(harness: Harness) -> None:
     harness.script = lambda e: {"status": "weird"}
     desc = harness.wait(harness.start())

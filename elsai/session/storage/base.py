@@ -17,11 +17,9 @@ import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from elsai.errors import ElsaiError
+from elsai.errors import ElsaiError, SessionConflictError
 
-
-class SessionConflictError(ElsaiError):
-    """Another writer changed this session since we read it; nothing was overwritten."""
+__all__ = ["SessionConflictError", "StorageBackend", "StorageError", "StoredObject"]
 
 
 class StorageError(ElsaiError):

@@ -1,0 +1,94 @@
+"""Each interrupt wait is answered once: a create-only record claims the answer.
+
+The jobs API used to rely on `SendTaskSuccess` failing for a used task token. moto does not
+fail it, and on AWS a second request can race the first, so the API first claims the wait
+with a conditional create under `jobs/<job_id>/answers/` (one key per parked token) and only
+then sends the token. A claim stays "sending" until the token is sent; a retry of the *same*
+answers may send again (the first attempt may have failed in between), anything else is
+refused with `InterruptAlreadyAnsweredError` (HTTP 409).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from elsai.errors import ElsaiError, SessionConflictError
+from elsai.session import keys
+from elsai.session.storage.base import StorageBackend
+
+Status = Literal["sending", "sent", "failed"]
+
+
+class InterruptAlreadyAnsweredError(ElsaiError):
+    """The interrupts of this wait were already answered (or are being answered)."""
+
+
+def _digest(responses: list[dict[str, Any]]) -> str:
+    return hashlib.sha256(json.dumps(responses, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class AnswerClaim:
+    """This request's claim on one wait; mark it sent or failed once the token call returns."""
+
+    storage: StorageBackend
+    key: str
+    record: dict[str, Any]
+    version: str
+
+    def _mark(self, status: Status) -> None:
+        self.record = {**self.record, "status": status, "updated_at": time.time()}
+        data = json.dumps(self.record).encode()
+        self.version = self.storage.replace(self.key, data, expected_version=self.version)
+
+    def sent(self) -> None:
+        """The token was sent: the wait is answered for good."""
+        self._mark("sent")
+
+    def failed(self) -> None:
+        """The token was refused for a reason the caller can fix: let a corrected answer in."""
+        self._mark("failed")
+
+
+def claim_answer(
+    storage: StorageBackend, job_id: str, task_token: str, responses: list[dict[str, Any]]
+) -> AnswerClaim:
+    """Claim the right to send `task_token` with `responses`, or raise if already answered."""
+    key = keys.job_answer_key(job_id, task_token)
+    record = {
+        "job_id": job_id,
+        "status": "sending",
+        "answered": sorted(str(r.get("interruptId")) for r in responses),
+        "digest": _digest(responses),
+        "claimed_at": time.time(),
+    }
+    data = json.dumps(record).encode()
+    try:
+        return AnswerClaim(storage, key, record, storage.create(key, data))
+    except SessionConflictError:
+        pass
+    found = storage.read(key)
+    if found is None:  # vanished between the create and the read: nothing to honour
+        return AnswerClaim(storage, key, record, storage.replace(key, data, expected_version=None))
+    existing = json.loads(found.data)
+    if existing.get("status") == "failed" or (
+        existing.get("status") == "sending" and existing.get("digest") == record["digest"]
+    ):
+        try:
+            version = storage.replace(key, data, expected_version=found.version)
+        except SessionConflictError:
+            raise _answered(job_id, existing) from None
+        return AnswerClaim(storage, key, record, version)
+    raise _answered(job_id, existing)
+
+
+def _answered(job_id: str, existing: dict[str, Any]) -> InterruptAlreadyAnsweredError:
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(existing.get("claimed_at", 0)))
+    return InterruptAlreadyAnsweredError(
+        f"job {job_id!r} is no longer waiting for these responses: interrupt(s) "
+        f"{existing.get('answered')} were already answered at {when}"
+    )
