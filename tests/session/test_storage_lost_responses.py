@@ -15,6 +15,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore_faults import PUT_EVENT, InFlight409, LostResponses
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -30,7 +31,7 @@ from elsai.session.storage import (
     StoredObject,
 )
 from elsai.session.storage.s3 import IN_FLIGHT_RETRIES
-from tests.core.core_helpers import assert_valid_transcript, uses_of
+from tests.core.core_helpers import uses_of
 
 SESSION, AGENT = "lost-responses", "worker"
 RUNS, TOOL_CYCLES = 9, 8

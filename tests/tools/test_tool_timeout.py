@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -20,7 +21,7 @@ from elsai.serverless import DefaultToolTimeout
 from elsai.tools import AgentTool, FunctionTool, ToolContext
 from elsai.tools.timeout import TimeoutTool, with_default_timeout
 from elsai.types import ToolResult, ToolSpec, ToolUse
-from tests.core.core_helpers import assert_valid_transcript, assistant, results_of, tool_use
+from tests.core.core_helpers import assistant, results_of, tool_use
 
 
 @pytest.fixture
