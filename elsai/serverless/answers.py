@@ -16,6 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
 from elsai.errors import ElsaiError, SessionConflictError
 from elsai.session import keys
 from elsai.session.storage.base import StorageBackend
@@ -25,6 +27,22 @@ Status = Literal["sending", "sent", "failed"]
 
 class InterruptAlreadyAnsweredError(ElsaiError):
     """The interrupts of this wait were already answered (or are being answered)."""
+
+
+class AnswerRecord(BaseModel):
+    """The stored claim on one wait (`jobs/<job_id>/answers/<token digest>.json`)."""
+
+    model_config = ConfigDict(extra="ignore")
+    job_id: str
+    status: Status
+    answered: list[str]
+    digest: str  # of the responses, so a retry of the same answers may send again
+    claimed_at: float
+    updated_at: float | None = None
+
+    def encode(self) -> bytes:
+        """The record as stored."""
+        return self.model_dump_json().encode()
 
 
 def _digest(responses: list[dict[str, Any]]) -> str:
@@ -37,13 +55,14 @@ class AnswerClaim:
 
     storage: StorageBackend
     key: str
-    record: dict[str, Any]
+    record: AnswerRecord
     version: str
 
     def _mark(self, status: Status) -> None:
-        self.record = {**self.record, "status": status, "updated_at": time.time()}
-        data = json.dumps(self.record).encode()
-        self.version = self.storage.replace(self.key, data, expected_version=self.version)
+        self.record = self.record.model_copy(update={"status": status, "updated_at": time.time()})
+        self.version = self.storage.replace(
+            self.key, self.record.encode(), expected_version=self.version
+        )
 
     def sent(self) -> None:
         """The token was sent: the wait is answered for good."""
@@ -59,14 +78,14 @@ def claim_answer(
 ) -> AnswerClaim:
     """Claim the right to send `task_token` with `responses`, or raise if already answered."""
     key = keys.job_answer_key(job_id, task_token)
-    record = {
-        "job_id": job_id,
-        "status": "sending",
-        "answered": sorted(str(r.get("interruptId")) for r in responses),
-        "digest": _digest(responses),
-        "claimed_at": time.time(),
-    }
-    data = json.dumps(record).encode()
+    record = AnswerRecord(
+        job_id=job_id,
+        status="sending",
+        answered=sorted(str(r.get("interruptId")) for r in responses),
+        digest=_digest(responses),
+        claimed_at=time.time(),
+    )
+    data = record.encode()
     try:
         return AnswerClaim(storage, key, record, storage.create(key, data))
     except SessionConflictError:
@@ -74,9 +93,12 @@ def claim_answer(
     found = storage.read(key)
     if found is None:  # vanished between the create and the read: nothing to honour
         return AnswerClaim(storage, key, record, storage.replace(key, data, expected_version=None))
-    existing = json.loads(found.data)
-    if existing.get("status") == "failed" or (
-        existing.get("status") == "sending" and existing.get("digest") == record["digest"]
+    try:
+        existing = AnswerRecord.model_validate_json(found.data)
+    except ValidationError as exc:
+        raise ValueError(f"answer record {storage.describe(key)} is not valid: {exc}") from None
+    if existing.status == "failed" or (
+        existing.status == "sending" and existing.digest == record.digest
     ):
         try:
             version = storage.replace(key, data, expected_version=found.version)
@@ -86,9 +108,9 @@ def claim_answer(
     raise _answered(job_id, existing)
 
 
-def _answered(job_id: str, existing: dict[str, Any]) -> InterruptAlreadyAnsweredError:
-    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(existing.get("claimed_at", 0)))
+def _answered(job_id: str, existing: AnswerRecord) -> InterruptAlreadyAnsweredError:
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(existing.claimed_at))
     return InterruptAlreadyAnsweredError(
         f"job {job_id!r} is no longer waiting for these responses: interrupt(s) "
-        f"{existing.get('answered')} were already answered at {when}"
+        f"{existing.answered} were already answered at {when}"
     )
