@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.interrupt.model import interrupt_dict
+from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
 from elsai.session import keys
 from elsai.session.manager import SessionManager
@@ -44,6 +45,7 @@ class SliceResult(BaseModel):
     resumed_from_checkpoint: bool = False
     resume_position: str | None = None
     cycles: int = 0
+    model_calls: int = 0  # this slice's; the state machine sums them for maxModelCalls
     slice: int = 0
 
 
@@ -75,9 +77,12 @@ def run_slice(
         prompt = request.prompt
         invocation_id = request.execution_id if request.prompt is not None else None
 
-    result = agent(
-        prompt, invocation_id=invocation_id, should_stop=lambda: remaining_ms() < safety_margin_ms
-    )
+    with model_access_guard():  # no model access yet: a clear, non-retried job error
+        result = agent(
+            prompt,
+            invocation_id=invocation_id,
+            should_stop=lambda: remaining_ms() < safety_margin_ms,
+        )
     status: Literal["completed", "continue", "interrupted"]
     if result.stop_reason == "paused":
         status = "continue"
@@ -89,10 +94,11 @@ def run_slice(
         status=status,
         stop_reason=result.stop_reason,
         text=str(result)[:MAX_TEXT_CHARS] if status == "completed" else "",
-        interrupts=[interrupt_dict(i) for i in result.interrupts],
+        interrupts=checked_interrupts([interrupt_dict(i) for i in result.interrupts]),
         resumed_from_checkpoint=result.resumed_from_checkpoint,
         resume_position=result.resume_position,
         cycles=result.metrics.cycles,
+        model_calls=result.metrics.model_calls,
         slice=request.slice,
     )
 

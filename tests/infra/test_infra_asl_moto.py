@@ -62,7 +62,8 @@ class Harness:
         except FunctionError as exc:
             response_headers["x-amz-function-error"] = "Unhandled"
             return json.dumps({"errorType": exc.error_type, "errorMessage": str(exc)}).encode()
-        return json.dumps(result).encode()
+        # The handler contract (SliceResult) always reports the slice's model calls.
+        return json.dumps({"model_calls": 0, **result}).encode()
 
     def start(self, **job_input: Any) -> str:
         payload = {"session_id": "s1", "agent_id": "a1", "prompt": "hi", **job_input}
@@ -143,7 +144,12 @@ def test_continue_then_complete_passes_ids_and_nulls(harness: Harness) -> None:
     harness.script = lambda e: {"status": next(statuses), "text": "done", "cycles": 3}
     desc = harness.wait(harness.start())
     assert desc["status"] == "SUCCEEDED"
-    assert json.loads(desc["output"]) == {"status": "completed", "text": "done", "cycles": 3}
+    assert json.loads(desc["output"]) == {
+        "status": "completed",
+        "text": "done",
+        "cycles": 3,
+        "model_calls": 0,
+    }
     slices = harness.run_slices()
     assert [c["slice"] for c in slices] == [0, 1, 2]
     assert slices[0]["prompt"] == "hi" and slices[0]["interrupt_responses"] is None
@@ -222,6 +228,15 @@ def test_slice_budget_ends_the_job(custom_harness: Harness) -> None:
     desc = custom_harness.wait(custom_harness.start())
     assert (desc["status"], desc["error"]) == ("FAILED", "SliceBudgetExhausted")
     assert [c["slice"] for c in custom_harness.run_slices()] == [0, 1, 2]
+
+
+def test_model_call_budget_ends_the_job_with_a_clear_cause(custom_harness: Harness) -> None:
+    # Each slice reports the model calls it made; the machine sums them between slices.
+    custom_harness.script = lambda e: {"status": "continue", "model_calls": 3}
+    desc = custom_harness.wait(custom_harness.start())
+    assert (desc["status"], desc["error"]) == ("FAILED", "ModelCallBudgetExhausted")
+    assert "4 model calls" in desc["cause"] and "maxModelCalls" in desc["cause"]
+    assert [c["slice"] for c in custom_harness.run_slices()] == [0, 1]  # 3, then 6 >= 4
 
 
 def test_unanswered_interrupt_times_out_into_failure(custom_harness: Harness) -> None:
