@@ -253,7 +253,9 @@ class AgentStateMachine(Construct):
             "agent_id": _path("$.agent_id"),
             "slice": _add("$.slice", 1),
             "prompt.$": JSON_NULL,  # only the first slice carries the prompt
-            "model_calls": _add("$.model_calls", sfn.JsonPath.number_at("$.last.Payload.model_calls")),
+            "model_calls": _add(
+                "$.model_calls", sfn.JsonPath.number_at("$.last.Payload.model_calls")
+            ),
             "execution_slices": _add("$.execution_slices", 1),
             "execution_index": sfn.JsonPath.number_at("$.execution_index"),
         }
@@ -326,14 +328,14 @@ class AgentStateMachine(Construct):
                 self.fails["ModelCallBudgetExhausted"],
             )
         check.when(
-            sfn.Condition.number_greater_than_equals(
-                "$.execution_slices", config.execution_slices
-            ),
+            sfn.Condition.number_greater_than_equals("$.execution_slices", config.execution_slices),
             hand_off,
         )
         return check.otherwise(run_slice)
 
-    def _route(self, run_slice: tasks.LambdaInvoke, next_slice: sfn.Pass, wait: sfn.IChainable) -> None:
+    def _route(
+        self, run_slice: tasks.LambdaInvoke, next_slice: sfn.Pass, wait: sfn.IChainable
+    ) -> None:
         route = sfn.Choice(self, "RouteOnStatus")
         status = "$.last.Payload.status"
         completed = sfn.Succeed(
@@ -403,7 +405,9 @@ class AgentStateMachine(Construct):
         start.add_retry(errors=["StepFunctions.ExecutionAlreadyExistsException"], max_attempts=0)
         self._retry(start, ("StepFunctions.SfnException", "States.TaskFailed"))
         start.add_catch(
-            handed_off, errors=["StepFunctions.ExecutionAlreadyExistsException"], result_path="$.error"
+            handed_off,
+            errors=["StepFunctions.ExecutionAlreadyExistsException"],
+            result_path="$.error",
         )
         start.add_catch(self.job_failed, errors=["States.ALL"], result_path="$.error")
         handed_off.next(sfn.Succeed(self, "Continued", comment="Handed off; not the job's end."))

@@ -47,6 +47,7 @@ def template(template_dict: dict[str, Any]) -> Any:
 CUSTOM_CONTEXT: dict[str, Any] = {
     "maxSlices": 3,
     "maxModelCalls": 4,
+    "maxConcurrentSlices": 5,
     "interruptWaitSeconds": 2,
     "functionTimeoutSeconds": "300",  # CLI -c values arrive as strings
     "modelId": "amazon.nova-pro-v1:0",
