@@ -34,6 +34,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.aws_clients import shared_client
+from elsai.serverless import executions
 from elsai.session import keys
 
 logger = Logger()
@@ -213,34 +214,31 @@ def _replay_status(job_id: str, payload: dict[str, Any]) -> str | None:
         raise
     if _loads(existing.get("input")) != payload:
         raise ApiError(409, "this Idempotency-Key was already used with a different request body")
-    return str(existing["status"])
+    return str(_chain(job_id).current["status"])  # a handed-off job is still running
 
 
 @app.get("/jobs/<job_id>")
 @tracer.capture_method(capture_response=False)
 def get_job(job_id: str) -> dict[str, Any]:
-    """Status; the result when SUCCEEDED, error and cause when it ended otherwise."""
-    execution = _describe(job_id)
-    job_input = _loads(execution.get("input"))
-    out: dict[str, Any] = {
-        "job_id": job_id,
-        "status": execution["status"],
-        "session_id": job_input.get("session_id") if isinstance(job_input, dict) else None,
-        "agent_id": job_input.get("agent_id") if isinstance(job_input, dict) else None,
-        "started_at": execution["startDate"].isoformat(),
-    }
-    if execution.get("stopDate") is not None:
-        out["stopped_at"] = execution["stopDate"].isoformat()
-    if execution["status"] == "SUCCEEDED":
-        out["result"] = _loads(execution.get("output"))
-    elif execution["status"] in ("FAILED", "TIMED_OUT", "ABORTED"):
-        out["error"] = {"error": execution.get("error"), "cause": execution.get("cause")}
-    elif execution["status"] == "RUNNING":
+    """Status; the result when SUCCEEDED, error and cause when it ended otherwise.
+
+    A long job spans several executions (hand-offs); this follows them and reports one job.
+    """
+    chain = _chain(job_id)
+    out = executions.job_view(job_id, chain)
+    if out["status"] == "RUNNING":
         parked = _parked(job_id)
-        if parked is not None and _waiting_on(execution["executionArn"], parked):
+        if parked is not None and _waiting_on(chain.current["executionArn"], parked):
             out["status"] = "WAITING_FOR_INPUT"
             out["interrupts"] = parked.get("interrupts") or []
     return out
+
+
+def _chain(job_id: str) -> executions.JobChain:
+    try:
+        return executions.follow_job(_sfn(), _machine_arn(), _check_job_id(job_id))
+    except executions.JobNotFoundError as exc:
+        raise ApiError(404, f"no job {job_id!r}") from exc
 
 
 @app.post("/jobs/<job_id>/responses")
@@ -260,7 +258,8 @@ def answer_job(job_id: str) -> dict[str, Any]:
     interrupts = parked.get("interrupts") or []
     pending = {str(i["id"]) for i in interrupts if isinstance(i, dict) and i.get("id")}
     if pending and set(answered) != pending:
-        if not _waiting_on(_execution_arn(job_id), parked):  # a record left from an earlier wait
+        current = _chain(job_id).current["executionArn"]
+        if not _waiting_on(current, parked):  # a record left from an earlier wait
             raise ApiError(409, f"job {job_id!r} is not waiting for interrupt responses")
         missing, extra = sorted(pending - set(answered)), sorted(set(answered) - pending)
         raise ApiError(
@@ -348,25 +347,8 @@ def _parked(job_id: str) -> dict[str, Any] | None:
 
 
 def _waiting_on(execution_arn: str, parked: dict[str, Any]) -> bool:
-    """Is the execution parked on *this* token now? (The record outlives its answer.)
-
-    The newest history event of a waiting execution is the ``TaskSubmitted`` of the
-    ``lambda:invoke.waitForTaskToken`` task; its ``TaskScheduled`` parameters carry the token.
-    """
-    history = _sfn().get_execution_history(
-        executionArn=execution_arn, reverseOrder=True, maxResults=20
-    )
-    # Newest first; sorted here too because not every implementation honours reverseOrder.
-    events = sorted(history.get("events", []), key=lambda e: int(e.get("id", 0)), reverse=True)
-    if not events or events[0].get("type") != "TaskSubmitted":
-        return False
-    for event in events:
-        if event.get("type") == "TaskScheduled":
-            details = event.get("taskScheduledEventDetails", {})
-            if not str(details.get("resource", "")).endswith(".waitForTaskToken"):
-                return False
-            return str(parked["task_token"]) in str(details.get("parameters", ""))
-    return False
+    """Is the execution parked on *this* token now? (The record outlives its answer.)"""
+    return executions.waiting_on_token(_sfn(), execution_arn, str(parked["task_token"]))
 
 
 # -- error rendering: every answer is JSON -------------------------------------------------
