@@ -108,6 +108,54 @@ def test_session_conflict_is_not_retried(harness: Harness) -> None:
     assert len(harness.run_slices()) == 1
 
 
+@pytest.mark.parametrize("error", ["ModelAccessDeniedError", "InterruptPayloadTooLargeError"])
+def test_errors_a_person_must_fix_are_not_retried(harness: Harness, error: str) -> None:
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        raise FunctionError(error, "an admin must enable model access")
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert (desc["status"], desc["error"]) == ("FAILED", error)
+    assert "enable model access" in desc["cause"]
+    assert len(harness.run_slices()) == 1
+
+
+def test_throttled_slices_wait_on_their_own_retry(harness: Harness) -> None:
+    failures = ["Lambda.TooManyRequestsException"] * 6  # more than the general MaxAttempts 5
+
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        if failures:
+            raise FunctionError(failures.pop())
+        return {"status": "completed"}
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert desc["status"] == "SUCCEEDED"
+    assert len(harness.run_slices()) == 7
+
+
+def test_park_step_crash_is_retried(harness: Harness) -> None:
+    statuses = iter(["interrupted", "completed"])
+    harness.script = lambda e: {"status": next(statuses), "interrupts": [{"id": "i1"}]}
+    crashes = ["Runtime.ExitError", "Sandbox.Timedout"]
+    original = harness.invoke
+
+    def invoke(body: Any, response_headers: dict[str, str]) -> bytes:
+        if json.loads(body)["action"] == "park" and crashes:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps({"errorType": crashes.pop(0), "errorMessage": "crash"}).encode()
+        return original(body, response_headers)
+
+    harness.invoke = invoke  # type: ignore[method-assign]
+    arn = harness.start()
+    harness.wait(arn, until=lambda: bool(harness.parked))
+    harness.sfn.send_task_success(
+        taskToken=harness.parked[-1]["task_token"], output=json.dumps({"interrupt_responses": []})
+    )
+    assert harness.wait(arn)["status"] == "SUCCEEDED"
+    assert not crashes
+
+
 def test_unknown_status_fails_clearly(harness: Harness) -> None:
     harness.script = lambda e: {"status": "weird"}
     desc = harness.wait(harness.start())
