@@ -36,6 +36,6 @@ PY
 SKIPS=$(grep -v '^\s*#' infra/checkov_skips.txt | awk 'NF {print $1}' | paste -sd, -)
 for t in "$OUT"/default.template.json "$OUT"/full.template.json; do
   echo "== checkov $t (skipping: $SKIPS)"
-  "$CHECKOV_VENV/bin/checkov" -f "$t" --framework cloudformation --compact --quiet \
+  "$CHECKOV_VENV/bin/checkov" -f "$t" --framework cloudformation --compact --quiet --skip-download \
     --skip-check "$SKIPS"
 done
