@@ -37,6 +37,7 @@ from constructs import Construct
 
 from infra.config import ElsaiConfig
 from infra.constructs.function import retention
+from infra.constructs.handoff import HAND_OFF_RETRYABLE_ERRORS, JSON_NULL, hand_off
 
 # Errors a slice is retried on. Lambda.Unknown is what a hard timeout/crash of the
 # function surfaces as; Sandbox.Timedout / Runtime.ExitError are the newer names for
@@ -75,10 +76,6 @@ PARK_RETRYABLE_ERRORS = (
     "Sandbox.Timedout",
     "Runtime.ExitError",
 )
-# Step Functions has no null literal in Parameters and CDK drops Python None, so the
-# JSON null the handler contract asks for is produced by an intrinsic.
-JSON_NULL = "States.StringToJson('null')"
-CONTINUED_STATUS = "continued"
 
 
 def _path(path: str) -> str:
@@ -87,6 +84,9 @@ def _path(path: str) -> str:
 
 def _add(path: str, amount: Any) -> str:
     return sfn.JsonPath.math_add(sfn.JsonPath.number_at(path), amount)
+
+
+__all__ = ["JSON_NULL", "AgentStateMachine"]
 
 
 class AgentStateMachine(Construct):
@@ -350,68 +350,13 @@ class AgentStateMachine(Construct):
         route.otherwise(self.fails["UnknownSliceStatus"])
         run_slice.next(route)
 
-    # -- the hand-off to a new execution ----------------------------------------------------
-
     def _hand_off(self) -> sfn.IChainable:
-        next_name = sfn.JsonPath.format("{}-c{}", _path("$.job_id"), _path("$.handoff.index"))
-        prepare = sfn.Pass(
+        return hand_off(
             self,
-            "PrepareHandOff",
-            comment="Number the next execution of this job.",
-            parameters={"index": _add("$.execution_index", 1)},
-            result_path="$.handoff",
+            state_machine_name=self.state_machine_name,
+            retry=lambda task: self._retry(task, HAND_OFF_RETRYABLE_ERRORS),
+            job_failed=self.job_failed,
         )
-        # The machine's own ARN from its fixed name: a reference to the construct would be
-        # a circular dependency of the definition on itself.
-        this_machine = sfn.StateMachine.from_state_machine_name(
-            self, "ThisMachine", self.state_machine_name
-        )
-        start = tasks.StepFunctionsStartExecution(
-            self,
-            "HandOff",
-            comment="Continue the job in a new execution before the 25,000-event cap.",
-            state_machine=this_machine,
-            name=next_name,
-            associate_with_parent=False,
-            input=sfn.TaskInput.from_object(
-                {
-                    "session_id": _path("$.session_id"),
-                    "agent_id": _path("$.agent_id"),
-                    "prompt.$": JSON_NULL,
-                    "continued": {
-                        "job_id": _path("$.job_id"),
-                        "slice": sfn.JsonPath.number_at("$.slice"),
-                        "model_calls": sfn.JsonPath.number_at("$.model_calls"),
-                        "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
-                        "execution_index": sfn.JsonPath.number_at("$.handoff.index"),
-                        "previous_execution": sfn.JsonPath.execution_id,
-                    },
-                }
-            ),
-            result_path=sfn.JsonPath.DISCARD,
-        )
-        handed_off = sfn.Pass(
-            self,
-            "HandedOff",
-            comment="The job goes on in the next execution; GET /jobs/{id} follows it.",
-            parameters={
-                "status": CONTINUED_STATUS,
-                "job_id": _path("$.job_id"),
-                "continued_in": next_name,
-                "slice": sfn.JsonPath.number_at("$.slice"),
-            },
-        )
-        # A retried start whose first attempt did succeed finds the execution there: done.
-        start.add_retry(errors=["StepFunctions.ExecutionAlreadyExistsException"], max_attempts=0)
-        self._retry(start, ("StepFunctions.SfnException", "States.TaskFailed"))
-        start.add_catch(
-            handed_off,
-            errors=["StepFunctions.ExecutionAlreadyExistsException"],
-            result_path="$.error",
-        )
-        start.add_catch(self.job_failed, errors=["States.ALL"], result_path="$.error")
-        handed_off.next(sfn.Succeed(self, "Continued", comment="Handed off; not the job's end."))
-        return prepare.next(start.next(handed_off))
 
     # -- the machine ------------------------------------------------------------------------
 
