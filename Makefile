@@ -8,7 +8,7 @@ UV_VERSION := 0.13.9
 LAMBDA_LOCK := locks/lambda-py312.txt
 DEV_LOCK := locks/dev.txt
 
-.PHONY: setup demo test lint bench synth lock lock-lambda lock-dev
+.PHONY: setup demo test lint bench synth lock lock-lambda lock-dev checkov conformance
 
 # The dev install is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
 # last green with, not whatever was released this morning.
@@ -61,3 +61,20 @@ lock-dev:
 	  echo '# pip freeze --exclude-editable of a working dev venv; refresh with `make lock-dev`.'; \
 	  build/lock-dev-venv/bin/python -m pip freeze --exclude-editable; } > $(DEV_LOCK)
 	rm -rf build/lock-dev-venv
+
+# checkov on the synthesized templates, in its own venv; skips (with reasons): infra/checkov_skips.txt
+checkov: setup
+	bash scripts/checkov.sh
+
+# A second Step Functions engine (LocalStack's interpreter, in-process) walks the synthesized
+# definition: tests/conformance. Its own venv: localstack-core pins its own dependencies.
+CONFORMANCE_VENV ?= .venv-conformance
+$(CONFORMANCE_VENV)/.installed: pyproject.toml
+	python3 -m venv $(CONFORMANCE_VENV)
+	$(CONFORMANCE_VENV)/bin/python -m pip install -q --upgrade pip
+	$(CONFORMANCE_VENV)/bin/python -m pip install -q ".[conformance]"
+	touch $@
+
+conformance: setup $(CONFORMANCE_VENV)/.installed
+	$(PY) -m tests.conformance.export_definitions build/conformance
+	$(CONFORMANCE_VENV)/bin/python -m pytest -p no:cacheprovider -c tests/conformance/pytest.ini tests/conformance

@@ -14,6 +14,17 @@ import constructs
 FALLBACK_MODEL_ID = "us.anthropic.claude-sonnet-4-6"
 MAX_LAMBDA_TIMEOUT_SECONDS = 900
 
+# A Standard execution holds at most 25,000 history events. Measured on the synthesized
+# definition (tests/infra/test_infra_handoff.py pins these): a slice costs 11 events, each
+# retry of a task 3 more, an interrupt round (park + answer + resume) 6 more. A job hands off
+# to a new execution before the worst case of these could reach the cap.
+HISTORY_EVENT_CAP = 25_000
+HISTORY_EVENT_RESERVE = 200  # start/end, hand-off and failure states
+EVENTS_PER_SLICE = 11
+EVENTS_PER_RETRY = 3
+EVENTS_PER_INTERRUPT_ROUND = 6
+MAX_EXECUTIONS_PER_JOB = 100  # GET /jobs/{id} follows at most this many hand-offs
+
 
 def default_model_id() -> str:
     """The SDK's default Bedrock model, so infra and SDK agree without a second constant."""
@@ -38,7 +49,9 @@ class ElsaiConfig:
     retry_interval_seconds: int = 2
     retry_backoff_rate: float = 2.0
     retry_max_delay_seconds: int = 60
-    session_retention_days: int = 90
+    # None = sessions are kept until deleted; N = a daily sweeper deletes a session whole
+    # once nothing in it changed for N days (never by object age).
+    session_retention_days: int | None = None
     noncurrent_version_days: int = 7
     log_retention_days: int = 30
     access_log_retention_days: int = 90
@@ -49,6 +62,13 @@ class ElsaiConfig:
     model_read_timeout_seconds: int = 120
     tool_timeout_seconds: int = 120  # 0: no default tool timeout
     slice_safety_seconds: int = 30
+    # None = no reserved concurrency (a fresh account's quota of 10 cannot spare any).
+    max_concurrent_slices: int | None = None
+    throttle_retry_max_attempts: int = 8
+    throttle_retry_interval_seconds: int = 10
+    throttle_retry_max_delay_seconds: int = 300
+    max_model_calls: int | None = None  # per job; None = no model-call budget
+    slices_per_execution: int | None = None  # None = the largest safe value
 
     def __post_init__(self) -> None:
         if not 1 <= self.function_timeout_seconds <= MAX_LAMBDA_TIMEOUT_SECONDS:
@@ -63,6 +83,49 @@ class ElsaiConfig:
             raise ValueError("retryMaxAttempts must be 1..20 (bounded on purpose)")
         if self.interrupt_wait_seconds < 1:
             raise ValueError("interruptWaitSeconds must be >= 1")
+        self._check_budgets()
+
+    def _check_budgets(self) -> None:
+        if self.session_retention_days is not None and self.session_retention_days < 1:
+            raise ValueError("sessionRetentionDays must be >= 1 (leave it unset to keep sessions)")
+        if self.max_concurrent_slices is not None and self.max_concurrent_slices < 1:
+            raise ValueError("maxConcurrentSlices must be >= 1 (leave it unset for no cap)")
+        if not 1 <= self.throttle_retry_max_attempts <= 20:
+            raise ValueError("throttleRetryMaxAttempts must be 1..20 (bounded on purpose)")
+        if self.max_model_calls is not None and self.max_model_calls < 1:
+            raise ValueError("maxModelCalls must be >= 1 (leave it unset for no budget)")
+        cap = self.max_safe_slices_per_execution
+        if self.slices_per_execution is not None and not 1 <= self.slices_per_execution <= cap:
+            raise ValueError(
+                f"slicesPerExecution must be 1..{cap}: with retryMaxAttempts="
+                f"{self.retry_max_attempts} and throttleRetryMaxAttempts="
+                f"{self.throttle_retry_max_attempts} a slice may cost "
+                f"{self.worst_events_per_slice} of an execution's {HISTORY_EVENT_CAP} events"
+            )
+        limit = self.execution_slices * MAX_EXECUTIONS_PER_JOB
+        if self.max_slices > limit:
+            raise ValueError(
+                f"maxSlices must be <= {limit} ({MAX_EXECUTIONS_PER_JOB} executions of "
+                f"{self.execution_slices} slices each)"
+            )
+
+    @property
+    def worst_events_per_slice(self) -> int:
+        """History events one slice may cost when every retry and an interrupt happen."""
+        retries = self.retry_max_attempts + self.throttle_retry_max_attempts
+        # RunSlice and the park step may each use all their retries.
+        return EVENTS_PER_SLICE + EVENTS_PER_INTERRUPT_ROUND + 2 * retries * EVENTS_PER_RETRY
+
+    @property
+    def max_safe_slices_per_execution(self) -> int:
+        """Most slices one execution may run before it must hand off to a new one."""
+        usable = HISTORY_EVENT_CAP - HISTORY_EVENT_RESERVE
+        return max(1, usable // self.worst_events_per_slice)
+
+    @property
+    def execution_slices(self) -> int:
+        """Slices per execution: the knob, or the largest safe value."""
+        return self.slices_per_execution or self.max_safe_slices_per_execution
 
     def _check_deadlines(self) -> None:
         """Refuse a function timeout that cannot fit one model call plus the stop margin."""
@@ -128,10 +191,20 @@ class ElsaiConfig:
             "modelReadTimeoutSeconds": "model_read_timeout_seconds",
             "toolTimeoutSeconds": "tool_timeout_seconds",
             "sliceSafetySeconds": "slice_safety_seconds",
+            "maxConcurrentSlices": "max_concurrent_slices",
+            "throttleRetryMaxAttempts": "throttle_retry_max_attempts",
+            "throttleRetryIntervalSeconds": "throttle_retry_interval_seconds",
+            "throttleRetryMaxDelaySeconds": "throttle_retry_max_delay_seconds",
+            "maxModelCalls": "max_model_calls",
+            "slicesPerExecution": "slices_per_execution",
         }
         for key, field in ints.items():
-            if get(key) is not None:
+            # "" or 0 from the CLI means "unset" for the optional knobs.
+            if get(key) is not None and str(get(key)) != "":
                 values[field] = int(get(key))
+        for field in ("session_retention_days", "max_concurrent_slices", "max_model_calls"):
+            if values.get(field) == 0:
+                values[field] = None
         if get("retryBackoffRate") is not None:
             values["retry_backoff_rate"] = float(get("retryBackoffRate"))
         for key, field in {

@@ -33,35 +33,51 @@ def _arn_ref(stack: cdk.Stack, construct: IConstruct) -> str:
     return f"<{stack.resolve(stack.get_logical_id(cfn))}.Arn>"
 
 
+S3_PREFIX_GRANT = (
+    "CDK grant_read/grant_put action groups (object get/put/abort, bucket list), limited to "
+    "the sessions bucket's session_* and jobs/* prefixes; session files are addressed by "
+    "computed keys, so object ARNs need a prefix wildcard. No delete action is granted."
+)
+XRAY = "X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions."
+RUNTIME = (
+    "Python 3.12 is pinned on purpose: the bundle's compiled wheels (pydantic-core) are "
+    "installed for cp312, and the runtime is supported; bump together with bundling.py."
+)
+AGENT_S3_ACTIONS = ("s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:Abort*")
+API_S3_ACTIONS = ("s3:GetObject*", "s3:GetBucket*", "s3:List*")
+PREFIXES = ("session_*", "jobs/*")
+
+
 def acknowledge_findings(stack: ElsaiStack) -> None:
     """The accepted findings of ElsaiStack, each with its reason."""
+    _functions(stack)
+    _bedrock(stack)
+    _api(stack)
+    _state_machine(stack)
+    _sweeper(stack)
+    _ack(
+        stack.storage.access_logs,
+        "AwsSolutions-S1",
+        "This is the server-access-log target bucket; logging it would recurse.",
+    )
+
+
+def _functions(stack: ElsaiStack) -> None:
+    """Prefix-scoped S3 grants, X-Ray and the pinned runtime of the agent and API functions."""
     bucket_arn = _arn_ref(stack, stack.storage.bucket)
-    s3_grant = (
-        "CDK grant_read_write/grant_read action groups (object-level get/put/delete/abort "
-        "and bucket list), limited to the sessions bucket and its objects; session files "
-        "are addressed by computed keys, so object ARNs need the /* wildcard."
-    )
-    xray = "X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions."
-    runtime = (
-        "Python 3.12 is pinned on purpose: the bundle's compiled wheels (pydantic-core) are "
-        "installed for cp312, and the runtime is supported; bump together with bundling.py."
-    )
-
-    for fn, grants in (
-        (
-            stack.agent,
-            ["s3:GetObject*", "s3:GetBucket*", "s3:List*", "s3:DeleteObject*", "s3:Abort*"],
-        ),
-        (stack.api, ["s3:GetObject*", "s3:GetBucket*", "s3:List*"]),
-    ):
+    for fn, actions in ((stack.agent, AGENT_S3_ACTIONS), (stack.api, API_S3_ACTIONS)):
         policy = fn.role.node.find_child("DefaultPolicy")
-        for action in grants:
-            _ack(policy, f"AwsSolutions-IAM5[Action::{action}]", s3_grant)
-        _ack(policy, f"AwsSolutions-IAM5[Resource::{bucket_arn}/*]", s3_grant)
-        _ack(fn.function, "AwsSolutions-L1", runtime)
+        for action in actions:
+            _ack(policy, f"AwsSolutions-IAM5[Action::{action}]", S3_PREFIX_GRANT)
+        for prefix in PREFIXES:
+            _ack(policy, f"AwsSolutions-IAM5[Resource::{bucket_arn}/{prefix}]", S3_PREFIX_GRANT)
+        _ack(fn.function, "AwsSolutions-L1", RUNTIME)
     agent_policy = stack.agent.role.node.find_child("DefaultPolicy")
-    _ack(agent_policy, "AwsSolutions-IAM5[Resource::*]", xray)
+    _ack(agent_policy, "AwsSolutions-IAM5[Resource::*]", XRAY)
 
+
+def _bedrock(stack: ElsaiStack) -> None:
+    agent_policy = stack.agent.role.node.find_child("DefaultPolicy")
     for arn in stack.agent.model_arns:
         if "*" in arn:
             _ack(
@@ -71,20 +87,44 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
                 "its geography; the ARN still names exactly one foundation model.",
             )
 
+
+def _api(stack: ElsaiStack) -> None:
     api_policy = stack.api.role.node.find_child("DefaultPolicy")
     _ack(
         api_policy,
         "AwsSolutions-IAM5[Resource::*]",
-        "states:SendTaskSuccess/SendTaskFailure take a task token, not a resource: IAM only "
-        "accepts '*' for them. " + xray,
+        "states:SendTaskSuccess takes a task token, not a resource: IAM only accepts '*' "
+        "for it. " + XRAY,
     )
     _ack(
         api_policy,
         f"AwsSolutions-IAM5[Resource::{_nag_arn(stack.api.execution_arns)}]",
         "Describe/GetExecutionHistory on executions of this one state machine; execution "
-        "names are per job, so the pattern ends in '*'.",
+        "names are per job (and per hand-off), so the pattern ends in '*'.",
+    )
+    rest_api = stack.api.api
+    _ack(
+        rest_api.deployment_stage,
+        "AwsSolutions-APIG3",
+        "No WAF: every method requires SigV4 (AWS_IAM) and the stage is throttled; a web ACL "
+        "can be attached per deployment without changing this stack.",
+    )
+    for method in rest_api.methods:
+        _ack(
+            method,
+            "AwsSolutions-COG4",
+            "Callers are AWS principals authorised by IAM (SigV4), not Cognito end users.",
+        )
+    _ack(
+        rest_api.node.find_child("CloudWatchRole"),
+        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+        "AmazonAPIGatewayPushToCloudWatchLogs]",
+        "The AWS-managed policy is the documented one for API Gateway's account-level "
+        "CloudWatch role, needed for stage execution logging.",
     )
 
+
+def _state_machine(stack: ElsaiStack) -> None:
     sm_policy = stack.jobs.state_machine.role.node.find_child("DefaultPolicy")
     agent_arn = _arn_ref(stack, stack.agent.function)
     _ack(
@@ -99,32 +139,20 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
         "state machine logging/tracing do not support resource-level permissions.",
     )
 
-    rest_api = stack.api.api
+
+def _sweeper(stack: ElsaiStack) -> None:
+    if stack.sweeper is None:
+        return
+    policy = stack.sweeper.role.node.find_child("DefaultPolicy")
+    bucket_arn = _arn_ref(stack, stack.storage.bucket)
     _ack(
-        rest_api.deployment_stage,
-        "AwsSolutions-APIG3",
-        "No WAF: every method requires SigV4 (AWS_IAM) and the stage is throttled; a web ACL "
-        "can be attached per deployment without changing this stack.",
+        policy,
+        f"AwsSolutions-IAM5[Resource::{bucket_arn}/session_*]",
+        "The sweeper deletes whole idle sessions: s3:DeleteObject (no version deletes) on "
+        "the session_* prefix, whose keys it only learns by listing.",
     )
-    for method in rest_api.methods:
-        _ack(
-            method,
-            "AwsSolutions-COG4",
-            "Callers are AWS principals authorised by IAM (SigV4), not Cognito end users.",
-        )
-    cw_role = rest_api.node.find_child("CloudWatchRole")
-    _ack(
-        cw_role,
-        "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
-        "AmazonAPIGatewayPushToCloudWatchLogs]",
-        "The AWS-managed policy is the documented one for API Gateway's account-level "
-        "CloudWatch role, needed for stage execution logging.",
-    )
-    _ack(
-        stack.storage.access_logs,
-        "AwsSolutions-S1",
-        "This is the server-access-log target bucket; logging it would recurse.",
-    )
+    _ack(policy, "AwsSolutions-IAM5[Resource::*]", XRAY)
+    _ack(stack.sweeper.function, "AwsSolutions-L1", RUNTIME)
 
 
 def _nag_arn(arn: str) -> str:

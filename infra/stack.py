@@ -1,4 +1,4 @@
-"""ElsaiStack: sessions bucket + agent function + state machine + jobs API."""
+"""ElsaiStack: sessions bucket + agent function + state machine + jobs API (+ opt-in sweeper)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from infra.bundling import lambda_code
 from infra.config import ElsaiConfig
 from infra.constructs.agent_function import AgentFunction
 from infra.constructs.api import JobsApi
+from infra.constructs.retention import RetentionSweeper
 from infra.constructs.state_machine import AgentStateMachine
 from infra.constructs.storage import SessionsBucket
 from infra.factory_check import check_agent_factory
@@ -34,7 +35,8 @@ class ElsaiStack(cdk.Stack):
         self.storage = SessionsBucket(
             self,
             "Sessions",
-            session_retention_days=self.config.session_retention_days,
+            # A parked token is useless once the interrupt wait is over; a day of slack.
+            token_retention_days=-(-self.config.interrupt_wait_seconds // 86_400) + 1,
             noncurrent_version_days=self.config.noncurrent_version_days,
             access_log_retention_days=self.config.access_log_retention_days,
         )
@@ -59,6 +61,16 @@ class ElsaiStack(cdk.Stack):
             state_machine_name=name,
             config=self.config,
         )
+        self.sweeper: RetentionSweeper | None = None
+        if self.config.session_retention_days is not None:
+            self.sweeper = RetentionSweeper(
+                self,
+                "Retention",
+                code=code,
+                bucket=self.storage.bucket,
+                idle_days=self.config.session_retention_days,
+                config=self.config,
+            )
 
         cdk.CfnOutput(self, "SessionsBucketName", value=self.storage.bucket.bucket_name)
         cdk.CfnOutput(self, "StateMachineArn", value=self.jobs.state_machine.state_machine_arn)

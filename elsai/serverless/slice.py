@@ -17,6 +17,7 @@ from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
 from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.deadline import DeadlinePolicy
+from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
 from elsai.serverless.parked import park_task_token
@@ -57,6 +58,7 @@ class SliceResult(BaseModel):
     resumed_from_checkpoint: bool = False
     resume_position: str | None = None
     cycles: int = 0
+    model_calls: int = 0  # this slice's; the state machine sums them for maxModelCalls
     slice: int = 0
 
 
@@ -110,14 +112,13 @@ def run_slice(
 
     margin_ms = policy.stop_margin_ms(agent.model) if safety_margin_ms is None else safety_margin_ms
     with slice_span(tracing, request, span_attributes) as span:
-        outcome = _outcome(
-            request,
-            agent(
+        with model_access_guard():  # no model access yet: a clear, non-retried job error
+            result = agent(
                 prompt,
                 invocation_id=invocation_id,
                 should_stop=lambda: remaining_ms() < margin_ms,
-            ),
-        )
+            )
+        outcome = _outcome(request, result)
         record_slice(span, outcome)
     return outcome
 
@@ -134,9 +135,10 @@ def _outcome(request: SliceRequest, result: Any) -> SliceResult:
         status=status,
         stop_reason=result.stop_reason,
         text=str(result)[:MAX_TEXT_CHARS] if status == "completed" else "",
-        interrupts=[interrupt_dict(i) for i in result.interrupts],
+        interrupts=checked_interrupts([interrupt_dict(i) for i in result.interrupts]),
         resumed_from_checkpoint=result.resumed_from_checkpoint,
         resume_position=result.resume_position,
         cycles=result.metrics.cycles,
+        model_calls=result.metrics.model_calls,
         slice=request.slice,
     )

@@ -2,7 +2,8 @@
 
 It rebuilds the Agent from the sessions bucket with stable ids, so Step Functions can
 retry it after a timeout or crash and the retry resumes from ``checkpoint.json``.
-Permissions: read/write the sessions bucket, invoke the one configured Bedrock model.
+Permissions: read and put (never delete) under the session and job prefixes of the sessions
+bucket, invoke the one configured Bedrock model.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from infra.constructs.function import PythonFunction
 _GEO_PREFIXES = ("us", "eu", "apac", "global", "us-gov", "jp", "au", "ca")
 
 BEDROCK_INVOKE_ACTIONS = ("bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream")
+# What the agent writes: session files (session_<id>/...) and parked task tokens (jobs/...).
+AGENT_PREFIXES = ("session_*", "jobs/*")
 
 
 def bedrock_resource_arns(model_id: str, stack: cdk.Stack) -> list[str]:
@@ -75,10 +78,17 @@ class AgentFunction(Construct):
                 "LOG_LEVEL": config.log_level,
                 **config.agent_deadline_env,  # stop margin + default tool timeout
             },
+            # A cap on parallel slices (all jobs together); extra invocations are throttled
+            # and RunSlice's own Lambda.TooManyRequestsException retry waits for a free slot.
+            reserved_concurrency=config.max_concurrent_slices,
         )
         self.function = self._fn.function
         self.role = self._fn.role
-        bucket.grant_read_write(self.function)
+        # Read + put only: nothing in a slice deletes, and s3:DeleteObjectVersion would
+        # let a bug undo the bucket's versioning safeguard.
+        for prefix in AGENT_PREFIXES:
+            bucket.grant_read(self.function, prefix)
+            bucket.grant_put(self.function, prefix)
         self.model_arns = bedrock_resource_arns(config.model_id, cdk.Stack.of(self))
         iam.Grant.add_to_principal(
             grantee=self.function,

@@ -28,6 +28,7 @@ from infra.constructs.function import PythonFunction, retention
 # handler accepts is never refused here. The 256 KiB execution-input cap still applies.
 MAX_PROMPT_CHARS = limits.MAX_PROMPT_CHARS
 ID_PATTERN = limits.ID_PATTERN
+API_READ_PREFIXES = ("session_*", "jobs/*")
 
 CREATE_JOB_SCHEMA: dict[str, Any] = {
     "type": apigw.JsonSchemaType.OBJECT,
@@ -130,13 +131,16 @@ class JobsApi(Construct):
             actions=["states:DescribeExecution", "states:GetExecutionHistory"],
             resource_arns=[self.execution_arns],
         )
-        # Task-token calls name no resource: IAM only accepts "*" for them.
+        # Task-token calls name no resource: IAM only accepts "*" for them. Only success is
+        # sent (answers); nothing in the API fails a task.
         iam.Grant.add_to_principal(
             grantee=self.function,
-            actions=["states:SendTaskSuccess", "states:SendTaskFailure"],
+            actions=["states:SendTaskSuccess"],
             resource_arns=["*"],
         )
-        bucket.grant_read(self.function)
+        # Reads: session summaries (session_<id>/...) and parked task tokens (jobs/...).
+        for prefix in API_READ_PREFIXES:
+            bucket.grant_read(self.function, prefix)
 
         self.access_logs = logs.LogGroup(
             self,

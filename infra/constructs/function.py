@@ -33,6 +33,7 @@ class PythonFunction(Construct):
         memory_mb: int,
         environment: Mapping[str, str],
         log_retention_days: int,
+        reserved_concurrency: int | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(
@@ -62,6 +63,7 @@ class PythonFunction(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             role=self.role,
             log_group=self.log_group,
+            reserved_concurrent_executions=reserved_concurrency,
         )
 
 

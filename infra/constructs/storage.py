@@ -3,6 +3,10 @@
 Everything durable about a job is here (``session_<id>/...`` and ``jobs/<job_id>/...``),
 so the bucket is locked down: SSE, TLS-only, no public access, versioned (a bad write
 can be rolled back) and logged to a separate access-log bucket.
+
+No lifecycle rule touches ``session_*``: object age is not session activity, and expiring
+``message_0.json`` of a session still in use would leave holes in its transcript. Sessions
+go whole, by last activity, through the opt-in sweeper (``infra/constructs/retention.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ class SessionsBucket(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        session_retention_days: int,
+        token_retention_days: int,
         noncurrent_version_days: int,
         access_log_retention_days: int,
     ) -> None:
@@ -65,11 +69,12 @@ class SessionsBucket(Construct):
                     noncurrent_version_expiration=cdk.Duration.days(noncurrent_version_days),
                     abort_incomplete_multipart_upload_after=cdk.Duration.days(1),
                 ),
-                # Old sessions (and parked task tokens) age out; the expired current
-                # version becomes noncurrent and then goes by the rule above.
+                # A parked task token is one object per job, useless once the interrupt
+                # wait is over: object age is the right measure here (sessions: see above).
                 s3.LifecycleRule(
-                    id="expire-old-sessions",
-                    expiration=cdk.Duration.days(session_retention_days),
+                    id="expire-parked-task-tokens",
+                    prefix="jobs/",
+                    expiration=cdk.Duration.days(token_retention_days),
                 ),
                 s3.LifecycleRule(
                     id="remove-expired-delete-markers",

@@ -14,13 +14,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from elsai.serverless import ParkedTaskToken, limits, read_parked_token
+from elsai.serverless import ParkedTaskToken, executions, limits, read_parked_token
 from elsai.serverless.answers import InterruptAlreadyAnsweredError, claim_answer
 from jobs_api import aws
 from jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
 
 _JOB_ID_RE = re.compile(limits.JOB_ID_PATTERN)  # execution names this API creates
-_ENDED = ("FAILED", "TIMED_OUT", "ABORTED")
 
 
 @dataclass(frozen=True)
@@ -115,37 +114,31 @@ def _replay_status(job_id: str, payload: dict[str, Any]) -> str | None:
         raise
     if _loads(existing.get("input")) != payload:
         raise Conflict("this Idempotency-Key was already used with a different request body")
-    return str(existing["status"])
+    return str(_chain(job_id).current["status"])  # a handed-off job is still running
 
 
 def describe_job(job_id: str) -> dict[str, Any]:
     """Status; the result when SUCCEEDED, error and cause when it ended otherwise.
 
+    A long job spans several executions (hand-offs); this follows them and reports one job.
     A RUNNING execution parked on its current task token reports WAITING_FOR_INPUT and the
     interrupts it waits on.
     """
-    execution = _describe(job_id)
-    job_input = _loads(execution.get("input"))
-    ids = job_input if isinstance(job_input, dict) else {}
-    out: dict[str, Any] = {
-        "job_id": job_id,
-        "status": execution["status"],
-        "session_id": ids.get("session_id"),
-        "agent_id": ids.get("agent_id"),
-        "started_at": execution["startDate"].isoformat(),
-    }
-    if execution.get("stopDate") is not None:
-        out["stopped_at"] = execution["stopDate"].isoformat()
-    if execution["status"] == "SUCCEEDED":
-        out["result"] = _loads(execution.get("output"))
-    elif execution["status"] in _ENDED:
-        out["error"] = {"error": execution.get("error"), "cause": execution.get("cause")}
-    elif execution["status"] == "RUNNING":
+    chain = _chain(job_id)
+    out = executions.job_view(job_id, chain)
+    if out["status"] == "RUNNING":
         parked = read_parked_token(aws.storage(), job_id)
-        if parked is not None and _waiting_on(execution["executionArn"], parked):
+        if parked is not None and _waiting_on(chain.current["executionArn"], parked):
             out["status"] = "WAITING_FOR_INPUT"
             out["interrupts"] = parked.interrupts
     return out
+
+
+def _chain(job_id: str) -> executions.JobChain:
+    try:
+        return executions.follow_job(aws.sfn(), aws.machine_arn(), check_job_id(job_id))
+    except executions.JobNotFoundError as exc:
+        raise NotFound(f"no job {job_id!r}") from exc
 
 
 def answer_job(job_id: str, responses: list[dict[str, Any]]) -> list[str]:
@@ -163,7 +156,8 @@ def answer_job(job_id: str, responses: list[dict[str, Any]]) -> list[str]:
         raise InvalidRequest("each interruptId may be answered only once per request")
     pending = parked.pending_ids()
     if pending and set(answered) != pending:
-        if not _waiting_on(execution_arn(job_id), parked):  # a record left from an earlier wait
+        current = _chain(job_id).current["executionArn"]
+        if not _waiting_on(current, parked):  # a record left from an earlier wait
             raise Conflict(f"job {job_id!r} is not waiting for interrupt responses")
         missing, extra = sorted(pending - set(answered)), sorted(set(answered) - pending)
         raise InvalidRequest(
@@ -215,22 +209,5 @@ def _loads(text: str | None) -> Any:
 
 
 def _waiting_on(execution_arn: str, parked: ParkedTaskToken) -> bool:
-    """Whether the execution waits on *this* token now (the record outlives its answer).
-
-    The newest history event of a waiting execution is the ``TaskSubmitted`` of the
-    ``lambda:invoke.waitForTaskToken`` task; its ``TaskScheduled`` parameters carry the token.
-    """
-    history = aws.sfn().get_execution_history(
-        executionArn=execution_arn, reverseOrder=True, maxResults=20
-    )
-    # Newest first; sorted here too because not every implementation honours reverseOrder.
-    events = sorted(history.get("events", []), key=lambda e: int(e.get("id", 0)), reverse=True)
-    if not events or events[0].get("type") != "TaskSubmitted":
-        return False
-    for event in events:
-        if event.get("type") == "TaskScheduled":
-            details = event.get("taskScheduledEventDetails", {})
-            if not str(details.get("resource", "")).endswith(".waitForTaskToken"):
-                return False
-            return parked.task_token in str(details.get("parameters", ""))
-    return False
+    """Whether the execution waits on *this* token now (the record outlives its answer)."""
+    return executions.waiting_on_token(aws.sfn(), execution_arn, parked.task_token)

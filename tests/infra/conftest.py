@@ -43,6 +43,8 @@ def template(template_dict: dict[str, Any]) -> Any:
 # moto tests a tiny slice budget and interrupt wait.
 CUSTOM_CONTEXT: dict[str, Any] = {
     "maxSlices": 3,
+    "maxModelCalls": 4,
+    "maxConcurrentSlices": 5,
     "interruptWaitSeconds": 2,
     "functionTimeoutSeconds": "300",  # CLI -c values arrive as strings
     "modelId": "amazon.nova-pro-v1:0",

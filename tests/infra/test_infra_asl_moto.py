@@ -7,117 +7,12 @@ retries, the non-retried conflict error, the slice budget and the task-token wai
 
 from __future__ import annotations
 
-import contextlib
 import json
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
-from moto import mock_aws
-from moto.awslambda_simple.models import LambdaSimpleBackend
-
-from infra.synth import state_machine_definition
-
-REGION = "us-east-1"
-ACCOUNT = "123456789012"
-AGENT_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:elsai-agent"
-
-Stub = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-class FunctionError(Exception):
-    """Raised by a stub: becomes a Lambda function error named ``error_type``."""
-
-    def __init__(self, error_type: str, message: str = "boom") -> None:
-        super().__init__(message)
-        self.error_type = error_type
-
-
-class Harness:
-    """moto state machine from the synthesized template, with a scripted agent Lambda."""
-
-    def __init__(self, sfn: Any, machine_arn: str) -> None:
-        self.sfn = sfn
-        self.machine_arn = machine_arn
-        self.calls: list[dict[str, Any]] = []
-        self.script: Stub = lambda event: {"status": "completed"}
-        self.parked: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-
-    def invoke(self, body: Any, response_headers: dict[str, str]) -> bytes:
-        event = json.loads(body)
-        with self.lock:
-            self.calls.append(event)
-        if event["action"] == "park":
-            self.parked.append(event)
-            return b"{}"
-        try:
-            result = self.script(event)
-        except FunctionError as exc:
-            response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps({"errorType": exc.error_type, "errorMessage": str(exc)}).encode()
-        return json.dumps(result).encode()
-
-    def start(self, **job_input: Any) -> str:
-        payload = {"session_id": "s1", "agent_id": "a1", "prompt": "hi", **job_input}
-        return str(self.sfn.start_execution(
-            stateMachineArn=self.machine_arn, name=f"job-{len(self.calls)}-{time.time_ns()}",
-            input=json.dumps(payload),
-        )["executionArn"])  # fmt: skip
-
-    def wait(
-        self, execution_arn: str, *, until: Callable[[], bool] | None = None
-    ) -> dict[str, Any]:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if until is not None and until():
-                return {}
-            desc = self.sfn.describe_execution(executionArn=execution_arn)
-            if desc["status"] != "RUNNING":
-                return dict(desc)
-            time.sleep(0.05)
-        raise AssertionError("execution did not finish in 30 s")
-
-    def run_slices(self) -> list[dict[str, Any]]:
-        return [c for c in self.calls if c["action"] == "run_slice"]
-
-
-def _fast_retries(definition: dict[str, Any]) -> dict[str, Any]:
-    """Same Retry shape, shorter waits: only the timing knobs change."""
-    for state in definition["States"].values():
-        for retrier in state.get("Retry", []):
-            if "IntervalSeconds" in retrier:
-                retrier["IntervalSeconds"] = 1
-                retrier["BackoffRate"] = 1.0
-                retrier["MaxDelaySeconds"] = 1
-    return definition
-
-
-@contextlib.contextmanager
-def running(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    """A moto account whose state machine is the template's, agent Lambda scripted."""
-    definition = _fast_retries(state_machine_definition(template, {"AgentFunction": AGENT_ARN}))
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    config = {"lambda": {"use_docker": False}, "stepfunctions": {"execute_state_machine": True}}
-    with mock_aws(config=config):  # type: ignore[arg-type]
-        sfn = boto3.client("stepfunctions", region_name=REGION)
-        machine = sfn.create_state_machine(
-            name="ElsaiStack-jobs", definition=json.dumps(definition),
-            roleArn=f"arn:aws:iam::{ACCOUNT}:role/sfn", type="STANDARD",
-        )  # fmt: skip
-        h = Harness(sfn, machine["stateMachineArn"])
-
-        def invoke(_self: Any, function_name: str, qualifier: Any, body: Any, headers: Any,
-                   response_headers: dict[str, str]) -> bytes:  # fmt: skip
-            return h.invoke(body, response_headers)
-
-        monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
-        yield h
+from asl_harness import FunctionError, Harness, running
 
 
 @pytest.fixture
@@ -140,7 +35,12 @@ def test_continue_then_complete_passes_ids_and_nulls(harness: Harness) -> None:
     harness.script = lambda e: {"status": next(statuses), "text": "done", "cycles": 3}
     desc = harness.wait(harness.start())
     assert desc["status"] == "SUCCEEDED"
-    assert json.loads(desc["output"]) == {"status": "completed", "text": "done", "cycles": 3}
+    assert json.loads(desc["output"]) == {
+        "status": "completed",
+        "text": "done",
+        "cycles": 3,
+        "model_calls": 0,
+    }
     slices = harness.run_slices()
     assert [c["slice"] for c in slices] == [0, 1, 2]
     assert slices[0]["prompt"] == "hi" and slices[0]["interrupt_responses"] is None
@@ -209,7 +109,7 @@ def test_session_conflict_is_not_retried(harness: Harness) -> None:
 
 
 def test_a_misconfigured_agent_factory_is_not_retried(harness: Harness) -> None:
-    """Issue 16, bug 3: a configuration error fails the job once, with its message."""
+    """A configuration error fails the job once, with its message."""
 
     def script(event: dict[str, Any]) -> dict[str, Any]:
         raise FunctionError("AgentFactoryError", "cannot import agent factory module 'nope'")
@@ -222,7 +122,7 @@ def test_a_misconfigured_agent_factory_is_not_retried(harness: Harness) -> None:
 
 
 def test_an_agent_in_use_is_retried_then_resumes(harness: Harness) -> None:
-    """Issue 16, bug 1: another live owner's lease is transient: the slice is retried."""
+    """Another live owner's lease is transient: the slice is retried."""
     calls: list[int] = []
 
     def script(event: dict[str, Any]) -> dict[str, Any]:
@@ -237,6 +137,54 @@ def test_an_agent_in_use_is_retried_then_resumes(harness: Harness) -> None:
     assert calls == [0, 0]
 
 
+@pytest.mark.parametrize("error", ["ModelAccessDeniedError", "InterruptPayloadTooLargeError"])
+def test_errors_a_person_must_fix_are_not_retried(harness: Harness, error: str) -> None:
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        raise FunctionError(error, "an admin must enable model access")
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert (desc["status"], desc["error"]) == ("FAILED", error)
+    assert "enable model access" in desc["cause"]
+    assert len(harness.run_slices()) == 1
+
+
+def test_throttled_slices_wait_on_their_own_retry(harness: Harness) -> None:
+    failures = ["Lambda.TooManyRequestsException"] * 6  # more than the general MaxAttempts 5
+
+    def script(event: dict[str, Any]) -> dict[str, Any]:
+        if failures:
+            raise FunctionError(failures.pop())
+        return {"status": "completed"}
+
+    harness.script = script
+    desc = harness.wait(harness.start())
+    assert desc["status"] == "SUCCEEDED"
+    assert len(harness.run_slices()) == 7
+
+
+def test_park_step_crash_is_retried(harness: Harness) -> None:
+    statuses = iter(["interrupted", "completed"])
+    harness.script = lambda e: {"status": next(statuses), "interrupts": [{"id": "i1"}]}
+    crashes = ["Runtime.ExitError", "Sandbox.Timedout"]
+    original = harness.invoke
+
+    def invoke(body: Any, response_headers: dict[str, str]) -> bytes:
+        if json.loads(body)["action"] == "park" and crashes:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            return json.dumps({"errorType": crashes.pop(0), "errorMessage": "crash"}).encode()
+        return original(body, response_headers)
+
+    harness.invoke = invoke  # type: ignore[method-assign]
+    arn = harness.start()
+    harness.wait(arn, until=lambda: bool(harness.parked))
+    harness.sfn.send_task_success(
+        taskToken=harness.parked[-1]["task_token"], output=json.dumps({"interrupt_responses": []})
+    )
+    assert harness.wait(arn)["status"] == "SUCCEEDED"
+    assert not crashes
+
+
 def test_unknown_status_fails_clearly(harness: Harness) -> None:
     harness.script = lambda e: {"status": "weird"}
     desc = harness.wait(harness.start())
@@ -248,6 +196,15 @@ def test_slice_budget_ends_the_job(custom_harness: Harness) -> None:
     desc = custom_harness.wait(custom_harness.start())
     assert (desc["status"], desc["error"]) == ("FAILED", "SliceBudgetExhausted")
     assert [c["slice"] for c in custom_harness.run_slices()] == [0, 1, 2]
+
+
+def test_model_call_budget_ends_the_job_with_a_clear_cause(custom_harness: Harness) -> None:
+    # Each slice reports the model calls it made; the machine sums them between slices.
+    custom_harness.script = lambda e: {"status": "continue", "model_calls": 3}
+    desc = custom_harness.wait(custom_harness.start())
+    assert (desc["status"], desc["error"]) == ("FAILED", "ModelCallBudgetExhausted")
+    assert "4 model calls" in desc["cause"] and "maxModelCalls" in desc["cause"]
+    assert [c["slice"] for c in custom_harness.run_slices()] == [0, 1]  # 3, then 6 >= 4
 
 
 def test_unanswered_interrupt_times_out_into_failure(custom_harness: Harness) -> None:

@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from infra.constructs.state_machine import NON_RETRYABLE_ERRORS, RETRYABLE_ERRORS
+from infra.constructs.state_machine import (
+    NON_RETRYABLE_ERRORS,
+    PARK_RETRYABLE_ERRORS,
+    RETRYABLE_ERRORS,
+    THROTTLE_ERRORS,
+)
 from infra.synth import state_machine_definition, state_machine_logical_id
 
 AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
@@ -15,7 +20,8 @@ REQUIRED_RETRY_ERRORS = {
     "Lambda.ServiceException",
     "Lambda.AWSLambdaException",
     "Lambda.SdkClientException",
-    "Lambda.TooManyRequestsException",
+    "Sandbox.Timedout",
+    "Runtime.ExitError",
     "States.Timeout",
     "Lambda.Unknown",
     "States.TaskFailed",
@@ -54,7 +60,7 @@ def test_machine_is_standard_traced_and_logged(template_dict: dict[str, Any]) ->
 def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
     text = json.dumps(asl)
     assert "Fn::" not in text and '"Ref"' not in text and "${Token" not in text
-    assert asl["StartAt"] == "Init"
+    assert asl["StartAt"] == "StartOrContinue"
     assert {s["Type"] for s in asl["States"].values()} == {
         "Pass",
         "Choice",
@@ -63,10 +69,12 @@ def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
         "Fail",
     }
     tasks = [s for s in asl["States"].values() if s["Type"] == "Task"]
-    assert {t["Parameters"]["FunctionName"] for t in tasks} == {AGENT_ARN}
-    assert all(
-        s.startswith("arn:aws:states:::lambda:invoke") for s in (t["Resource"] for t in tasks)
-    )
+    lambdas = [t for t in tasks if t["Resource"].startswith("arn:aws:states:::lambda:invoke")]
+    assert {t["Parameters"]["FunctionName"] for t in lambdas} == {AGENT_ARN}
+    (hand_off,) = [t for t in tasks if t not in lambdas]  # the only other task
+    assert hand_off["Resource"] == "arn:aws:states:::states:startExecution"
+    machine = "arn:aws:states:us-east-1:123456789012:stateMachine:ElsaiStack-jobs"
+    assert hand_off["Parameters"]["StateMachineArn"] == machine
 
 
 def test_unresolvable_references_raise(template_dict: dict[str, Any]) -> None:
@@ -79,6 +87,7 @@ def test_state_names(states: dict[str, Any]) -> None:
         "Init", "CheckSliceBudget", "RunSlice", "RouteOnStatus", "NextSlice",
         "WaitForResponses", "ResumeSlice", "Completed", "JobFailed", "SliceTimedOut",
         "InterruptWaitTimedOut", "SliceBudgetExhausted", "UnknownSliceStatus",
+        "StartOrContinue", "Continue", "PrepareHandOff", "HandOff", "HandedOff", "Continued",
     }  # fmt: skip
 
 
@@ -102,10 +111,14 @@ def test_run_slice_payload_result_and_timeout(states: dict[str, Any]) -> None:
 
 
 def test_run_slice_retries(states: dict[str, Any]) -> None:
-    first, second = states["RunSlice"]["Retry"]
+    first, throttled, second = states["RunSlice"]["Retry"]
     # The conflict entry comes first: a matching retrier with MaxAttempts 0 means "never".
     assert first == {"ErrorEquals": list(NON_RETRYABLE_ERRORS), "MaxAttempts": 0}
-    assert "SessionConflictError" in first["ErrorEquals"]
+    assert {"SessionConflictError", "ModelAccessDeniedError"} <= set(first["ErrorEquals"])
+    # Throttling (reserved concurrency reached) waits longer than an ordinary failure.
+    assert throttled["ErrorEquals"] == list(THROTTLE_ERRORS) == ["Lambda.TooManyRequestsException"]
+    assert throttled["MaxAttempts"] == 8 and throttled["IntervalSeconds"] == 10
+    assert throttled["MaxDelaySeconds"] == 300 and throttled["JitterStrategy"] == "FULL"
     assert REQUIRED_RETRY_ERRORS <= set(second["ErrorEquals"]) == set(RETRYABLE_ERRORS)
     assert "SessionConflictError" not in second["ErrorEquals"]
     assert second["JitterStrategy"] == "FULL"
@@ -156,11 +169,19 @@ def test_route_on_status(states: dict[str, Any]) -> None:
 def test_slice_budget(states: dict[str, Any], custom_template_dict: dict[str, Any]) -> None:
     check = states["CheckSliceBudget"]
     assert check["Choices"] == [
-        {"Variable": "$.slice", "NumericGreaterThanEquals": 200, "Next": "SliceBudgetExhausted"}
-    ]
+        {"Variable": "$.slice", "NumericGreaterThanEquals": 200, "Next": "SliceBudgetExhausted"},
+        {"Variable": "$.execution_slices", "NumericGreaterThanEquals": 261,
+         "Next": "PrepareHandOff"},
+    ]  # fmt: skip
     assert check["Default"] == "RunSlice"
+    assert "ModelCallBudgetExhausted" not in states  # no maxModelCalls: no such check
     custom = state_machine_definition(custom_template_dict, {"AgentFunction": AGENT_ARN})
     assert custom["States"]["CheckSliceBudget"]["Choices"][0]["NumericGreaterThanEquals"] == 3
+    calls = custom["States"]["CheckSliceBudget"]["Choices"][1]
+    assert calls == {"Variable": "$.model_calls", "NumericGreaterThanEquals": 4,
+                     "Next": "ModelCallBudgetExhausted"}  # fmt: skip
+    failed = custom["States"]["ModelCallBudgetExhausted"]
+    assert failed["Type"] == "Fail" and "4 model calls" in failed["Cause"]
     assert custom["States"]["RunSlice"]["TimeoutSeconds"] == 330
     assert custom["States"]["WaitForResponses"]["TimeoutSeconds"] == 2
 
@@ -174,9 +195,15 @@ def test_state_data_flow(states: dict[str, Any]) -> None:
         "prompt.$": "$.prompt",
         "interrupt_responses.$": null,
         "slice": 0,
+        "model_calls": 0,
+        "execution_slices": 0,
+        "execution_index": 0,
     }
     ids = {"job_id.$": "$.job_id", "session_id.$": "$.session_id", "agent_id.$": "$.agent_id",
-           "slice.$": "States.MathAdd($.slice, 1)", "prompt.$": null}  # fmt: skip
+           "slice.$": "States.MathAdd($.slice, 1)", "prompt.$": null,
+           "model_calls.$": "States.MathAdd($.model_calls, $.last.Payload.model_calls)",
+           "execution_slices.$": "States.MathAdd($.execution_slices, 1)",
+           "execution_index.$": "$.execution_index"}  # fmt: skip
     assert states["NextSlice"]["Parameters"] == {**ids, "interrupt_responses.$": null}
     assert states["ResumeSlice"]["Parameters"] == {
         **ids,
@@ -199,7 +226,10 @@ def test_wait_for_responses_parks_the_token(states: dict[str, Any]) -> None:
     assert wait["ResultPath"] == "$.answer"
     assert wait["TimeoutSeconds"] == 7 * 24 * 3600
     assert wait["Next"] == "ResumeSlice"
-    (retry,) = wait["Retry"]
+    throttled, retry = wait["Retry"]
+    assert throttled["ErrorEquals"] == ["Lambda.TooManyRequestsException"]
+    assert retry["ErrorEquals"] == list(PARK_RETRYABLE_ERRORS)
+    assert {"Sandbox.Timedout", "Runtime.ExitError", "Lambda.Unknown"} <= set(retry["ErrorEquals"])
     assert "States.Timeout" not in retry["ErrorEquals"]
     assert (
         "States.TaskFailed" not in retry["ErrorEquals"]
@@ -212,6 +242,7 @@ def test_payloads_carry_pointers_not_transcripts(asl: dict[str, Any]) -> None:
     # ($.Payload is the Lambda response inside RunSlice's ResultSelector.)
     paths = {s for s in _walk_strings(asl) if s.startswith("$.") and s != "$.Payload"}
     allowed_roots = {"job_id", "session_id", "agent_id", "prompt", "interrupt_responses",
-                     "slice", "last", "answer", "error"}  # fmt: skip
+                     "slice", "last", "answer", "error", "model_calls", "execution_slices",
+                     "execution_index", "handoff", "continued"}  # fmt: skip
     assert {p[2:].split(".")[0] for p in paths} <= allowed_roots
-    assert len(json.dumps(asl)) < 16_000
+    assert len(json.dumps(asl)) < 24_000

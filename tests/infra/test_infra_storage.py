@@ -45,13 +45,16 @@ def test_sessions_bucket_is_versioned_and_logged(template_dict: dict[str, Any]) 
     assert logging["LogFilePrefix"] == "sessions-bucket/"
 
 
-def test_lifecycle_expires_old_sessions_and_noncurrent_versions(
+def test_lifecycle_expires_parked_tokens_and_noncurrent_versions(
     template_dict: dict[str, Any],
 ) -> None:
     _, props = _sessions_bucket(template_dict)
     rules = {r["Id"]: r for r in props["LifecycleConfiguration"]["Rules"]}
     assert all(r["Status"] == "Enabled" for r in rules.values())
-    assert rules["expire-old-sessions"]["ExpirationInDays"] == 90
+    # Sessions never expire by object age (see test_infra_least_privilege / the sweeper).
+    assert "expire-old-sessions" not in rules
+    assert rules["expire-parked-task-tokens"]["Prefix"] == "jobs/"
+    assert rules["expire-parked-task-tokens"]["ExpirationInDays"] == 8  # 7-day wait + 1
     assert rules["expire-noncurrent-versions"]["NoncurrentVersionExpiration"] == {
         "NoncurrentDays": 7
     }

@@ -1,0 +1,88 @@
+"""Job errors that no retry can fix, named so the state machine does not retry them.
+
+The Lambda runtime reports an exception's class name as the Step Functions error, so these
+names appear in ``infra/constructs/state_machine.py``'s non-retried list and in
+``GET /jobs/{id}``'s ``error``. Their messages say what a person has to do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from elsai.errors import ElsaiError
+
+# Well below Step Functions' 256 KiB state cap: the state also carries ids and counters,
+# and the park step's input repeats the interrupts next to the task token.
+MAX_INTERRUPTS_BYTES = 64 * 1024
+
+MODEL_ACCESS_STEPS = (
+    "An administrator must enable this model for the account once: in the Bedrock console open "
+    "the model catalog, pick the model and request/submit access (for Anthropic models the "
+    "first-use form with the use case details); Bedrock then subscribes the account through "
+    "AWS Marketplace, which needs aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions "
+    "for whoever does it the first time. If the message names an IAM action instead, the agent "
+    "role lacks bedrock:InvokeModel* on this model's ARN (modelId in cdk.json). "
+    "See lambdas/README.md, 'Bedrock first use'."
+)
+
+
+class ModelAccessDeniedError(ElsaiError):
+    """The model refused the account (no model access / Marketplace / IAM): not retried."""
+
+
+class InterruptPayloadTooLargeError(ElsaiError):
+    """The pending interrupts would not fit in the job's state: not retried."""
+
+
+def _client_error_code(exc: BaseException) -> str:
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict):
+        return ""
+    return str(response.get("Error", {}).get("Code", ""))
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def access_denied_cause(exc: BaseException) -> BaseException | None:
+    """The ``AccessDeniedException`` behind ``exc`` (a model call failure), if any."""
+    for cause in _causes(exc):
+        if _client_error_code(cause) == "AccessDeniedException":
+            return cause
+    return None
+
+
+@contextmanager
+def model_access_guard() -> Iterator[None]:
+    """Turn a model's AccessDeniedException into ModelAccessDeniedError with the fix."""
+    try:
+        yield
+    except ModelAccessDeniedError:
+        raise
+    except Exception as exc:
+        denied = access_denied_cause(exc)
+        if denied is None:
+            raise
+        raise ModelAccessDeniedError(f"{denied} -- {MODEL_ACCESS_STEPS}") from exc
+
+
+def checked_interrupts(interrupts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``interrupts`` unchanged, or InterruptPayloadTooLargeError if they are too large."""
+    size = len(json.dumps(interrupts, ensure_ascii=False, separators=(",", ":")).encode())
+    if size > MAX_INTERRUPTS_BYTES:
+        raise InterruptPayloadTooLargeError(
+            f"the pending interrupts take {size} bytes as JSON; a job may carry at most "
+            f"{MAX_INTERRUPTS_BYTES} (Step Functions caps state at 256 KiB). Keep interrupt "
+            f"reasons small and put large data in the session or agent state. The session "
+            f"is intact: fix the tool and resume it."
+        )
+    return interrupts

@@ -1,0 +1,103 @@
+"""Session retention by last activity: a session goes whole, or not at all.
+
+An S3 lifecycle rule acts on each object's own age, so it would expire ``message_0.json`` of a
+session that is still in use and leave a transcript with holes. The sweeper instead looks at
+every object of a session and deletes the session only when *nothing* in it changed for
+``idle_days``. It runs on a schedule (``lambdas/sweeper.py``) and only when a deployment opts
+in (``sessionRetentionDays``); by default nothing expires.
+
+With bucket versioning on, a delete leaves a delete marker; the noncurrent versions then go
+by the bucket's noncurrent-version rule, so a mistaken sweep can be undone for that long.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+SESSION_PREFIX = "session_"
+DELETE_BATCH = 1000  # DeleteObjects' limit per request
+
+
+class SweepReport(BaseModel):
+    """What one sweep saw and did (logged by the sweeper Lambda)."""
+
+    sessions_seen: int = 0
+    sessions_deleted: list[str] = Field(default_factory=list)
+    objects_deleted: int = 0
+    dry_run: bool = False
+
+
+def _objects(client: Any, bucket: str, prefix: str) -> Iterator[dict[str, Any]]:
+    paginator = client.get_paginator("list_objects_v2")
+    for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
+        yield from page.get("Contents", [])
+
+
+def last_activity(objects: Iterable[dict[str, Any]]) -> dict[str, dt.datetime]:
+    """Newest ``LastModified`` per session directory (``session_<id>/``)."""
+    newest: dict[str, dt.datetime] = {}
+    for obj in objects:
+        directory, sep, _ = str(obj["Key"]).partition("/")
+        if not sep or not directory.startswith(SESSION_PREFIX):
+            continue  # not inside a session directory: never the sweeper's business
+        stamp = obj["LastModified"]
+        key = directory + "/"
+        if key not in newest or stamp > newest[key]:
+            newest[key] = stamp
+    return newest
+
+
+def sweep_idle_sessions(
+    client: Any,
+    bucket: str,
+    *,
+    idle_days: int,
+    now: dt.datetime | None = None,
+    dry_run: bool = False,
+) -> SweepReport:
+    """Delete every session in which nothing changed for ``idle_days`` days.
+
+    Each candidate is listed again just before its delete, so a session that woke up
+    since the scan is kept. Its ``session.json`` goes first: a writer racing the delete
+    then fails loudly on a message file that still exists instead of writing into a
+    half-deleted transcript.
+    """
+    if idle_days < 1:
+        raise ValueError(f"idle_days must be >= 1, got {idle_days}")
+    cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=idle_days)
+    activity = last_activity(_objects(client, bucket, SESSION_PREFIX))
+    report = SweepReport(sessions_seen=len(activity), dry_run=dry_run)
+    for directory, newest in sorted(activity.items()):
+        if newest >= cutoff:
+            continue
+        current = list(_objects(client, bucket, directory))
+        if not current or max(o["LastModified"] for o in current) >= cutoff:
+            continue  # became active (or vanished) since the scan
+        keys = [str(o["Key"]) for o in current]
+        if not dry_run:
+            # One request for the session record alone: DeleteObjects has no order within.
+            first = [k for k in keys if k == directory + "session.json"]
+            _delete(client, bucket, first)
+            _delete(client, bucket, [k for k in keys if k not in first])
+        report.sessions_deleted.append(directory.removeprefix(SESSION_PREFIX).rstrip("/"))
+        report.objects_deleted += len(keys)
+    return report
+
+
+def _delete(client: Any, bucket: str, keys: list[str]) -> None:
+    for start in range(0, len(keys), DELETE_BATCH):
+        batch = keys[start : start + DELETE_BATCH]
+        response = client.delete_objects(
+            Bucket=bucket, Delete={"Objects": [{"Key": k} for k in batch], "Quiet": True}
+        )
+        errors = response.get("Errors") or []
+        if errors:
+            first = errors[0]
+            raise RuntimeError(
+                f"could not delete {len(errors)} object(s) of s3://{bucket}: "
+                f"{first.get('Key')}: {first.get('Code')} {first.get('Message')}"
+            )

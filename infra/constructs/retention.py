@@ -1,0 +1,73 @@
+"""The opt-in retention sweeper: a daily Lambda that deletes sessions idle for N days.
+
+Deployed only when ``sessionRetentionDays`` is set. Its role may list the sessions bucket
+and delete current objects under ``session_*``; it has no ``s3:DeleteObjectVersion``, so the
+noncurrent versions (the undo window of versioning) are left to the bucket's lifecycle rule.
+"""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra.config import ElsaiConfig
+from infra.constructs.function import PythonFunction
+
+SWEEP_ACTIONS = ("s3:DeleteObject",)
+
+
+class RetentionSweeper(Construct):
+    """Sweeper function + its daily schedule."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        code: lambda_.Code,
+        bucket: s3.IBucket,
+        idle_days: int,
+        config: ElsaiConfig,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._fn = PythonFunction(
+            self,
+            "Function",
+            code=code,
+            handler="sweeper.handler",
+            description=f"elsai retention: deletes sessions idle for {idle_days} days, whole",
+            timeout_seconds=900,
+            memory_mb=256,
+            log_retention_days=config.log_retention_days,
+            environment={
+                "ELSAI_SESSIONS_BUCKET": bucket.bucket_name,
+                "ELSAI_SESSION_IDLE_DAYS": str(idle_days),
+                "POWERTOOLS_SERVICE_NAME": "elsai",
+                "POWERTOOLS_METRICS_NAMESPACE": "elsai",
+                "LOG_LEVEL": config.log_level,
+            },
+        )
+        self.function = self._fn.function
+        self.role = self._fn.role
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=["s3:ListBucket"],
+            resource_arns=[bucket.bucket_arn],
+        )
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=list(SWEEP_ACTIONS),
+            resource_arns=[bucket.arn_for_objects("session_*")],
+        )
+        self.schedule = events.Rule(
+            self,
+            "Daily",
+            description="Run the elsai session retention sweeper once a day",
+            schedule=events.Schedule.rate(cdk.Duration.days(1)),
+            targets=[targets.LambdaFunction(self.function, retry_attempts=2)],
+        )

@@ -1,0 +1,114 @@
+"""Least privilege on the sessions bucket: each role reaches only the prefixes it uses.
+
+The agent reads and puts ``session_*`` and ``jobs/*`` and deletes nothing (a
+``s3:DeleteObjectVersion`` would let a bug undo versioning); the API only reads them; the
+opt-in sweeper lists and deletes current objects under ``session_*``, never versions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from infra.synth import synth_template
+
+
+def _statements(template: dict[str, Any], role_prefix: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for policy in template["Resources"].values():
+        if policy["Type"] != "AWS::IAM::Policy":
+            continue
+        roles = [r["Ref"] for r in policy["Properties"]["Roles"]]
+        if any(r.startswith(role_prefix) for r in roles):
+            out += policy["Properties"]["PolicyDocument"]["Statement"]
+    return out
+
+
+def _listify(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _s3(template: dict[str, Any], role_prefix: str) -> list[tuple[str, str]]:
+    """(action, rendered resource) pairs of the role's S3 statements."""
+    pairs = []
+    for stmt in _statements(template, role_prefix):
+        for action in _listify(stmt["Action"]):
+            if action.startswith("s3:"):
+                pairs += [(action, json.dumps(r)) for r in _listify(stmt["Resource"])]
+    return pairs
+
+
+def _object_suffixes(pairs: list[tuple[str, str]]) -> set[str]:
+    """The key patterns (after ``<bucket arn>/``) that object-level grants name."""
+    out = set()
+    for _, rendered in pairs:
+        resource = json.loads(rendered)
+        if isinstance(resource, dict) and "Fn::Join" in resource:
+            out.add(resource["Fn::Join"][1][-1])
+    return out
+
+
+@pytest.mark.parametrize("role", ["AgentFunctionRole", "ApiFunctionRole"])
+def test_object_grants_name_only_the_session_and_job_prefixes(
+    template_dict: dict[str, Any], role: str
+) -> None:
+    pairs = _s3(template_dict, role)
+    assert _object_suffixes(pairs) == {"/session_*", "/jobs/*"}
+    assert not any(a.startswith("s3:Delete") for a, _ in pairs)
+
+
+def test_agent_may_put_but_the_api_may_not(template_dict: dict[str, Any]) -> None:
+    agent = {a for a, _ in _s3(template_dict, "AgentFunctionRole")}
+    api = {a for a, _ in _s3(template_dict, "ApiFunctionRole")}
+    assert "s3:PutObject" in agent and "s3:GetObject*" in agent
+    assert "s3:GetObject*" in api
+    assert not any(a.startswith(("s3:Put", "s3:Abort")) for a in api)
+
+
+@pytest.fixture(scope="module")
+def retention_template() -> dict[str, Any]:
+    return synth_template({"sessionRetentionDays": 30})
+
+
+def test_no_sweeper_unless_retention_is_asked_for(template_dict: dict[str, Any]) -> None:
+    handlers = [
+        v["Properties"]["Handler"] for v in template_dict["Resources"].values()
+        if v["Type"] == "AWS::Lambda::Function"
+    ]  # fmt: skip
+    assert "sweeper.handler" not in handlers
+    assert not [v for v in template_dict["Resources"].values() if v["Type"] == "AWS::Events::Rule"]
+
+
+def test_sweeper_lists_and_deletes_current_session_objects_only(
+    retention_template: dict[str, Any],
+) -> None:
+    pairs = _s3(retention_template, "RetentionFunctionRole")
+    assert {a for a, _ in pairs} == {"s3:ListBucket", "s3:DeleteObject"}
+    deletes = [r for a, r in pairs if a == "s3:DeleteObject"]
+    assert len(deletes) == 1 and deletes[0].endswith('"/session_*"]]}')
+    (fn,) = [
+        v["Properties"] for v in retention_template["Resources"].values()
+        if v["Type"] == "AWS::Lambda::Function" and v["Properties"]["Handler"] == "sweeper.handler"
+    ]  # fmt: skip
+    assert fn["Environment"]["Variables"]["ELSAI_SESSION_IDLE_DAYS"] == "30"
+    (rule,) = [
+        v["Properties"] for v in retention_template["Resources"].values()
+        if v["Type"] == "AWS::Events::Rule"
+    ]  # fmt: skip
+    assert rule["ScheduleExpression"] == "rate(1 day)"
+
+
+def test_no_lifecycle_rule_expires_sessions_by_object_age(
+    template_dict: dict[str, Any], retention_template: dict[str, Any]
+) -> None:
+    for template in (template_dict, retention_template):
+        for resource in template["Resources"].values():
+            if resource["Type"] != "AWS::S3::Bucket":
+                continue
+            rules = resource["Properties"].get("LifecycleConfiguration", {}).get("Rules", [])
+            for rule in rules:
+                if "ExpirationInDays" in rule and rule["Id"] != "expire-access-logs":
+                    # Only parked task tokens expire by age (one object per job).
+                    assert rule.get("Prefix") == "jobs/", rule

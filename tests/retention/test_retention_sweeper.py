@@ -1,0 +1,140 @@
+"""Retention by last activity: real agents write sessions to moto S3 at chosen times, the
+sweeper Lambda decides from S3's own LastModified, and a session goes whole or not at all.
+
+Only moto's clock is moved (the time its S3 stamps on a PUT); every call is real boto3.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from elsai import Agent
+from elsai.agent import AgentConfig
+from elsai.models.scripted import ScriptedModel
+from elsai.serverless.retention import sweep_idle_sessions
+from elsai.session import S3SessionManager
+
+NOW = dt.datetime(2026, 12, 1, 9, 0, tzinfo=dt.UTC)
+
+
+class Clock:
+    """The time moto's S3 stamps on objects (LastModified)."""
+
+    def __init__(self) -> None:
+        self.now = NOW
+
+    def __call__(self) -> dt.datetime:
+        return self.now.replace(tzinfo=None)  # moto keeps naive UTC
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
+    import moto.s3.models
+
+    c = Clock()
+    monkeypatch.setattr(moto.s3.models, "utcnow", c)
+    yield c
+
+
+def _turn(bucket: str, session_id: str, prompt: str) -> None:
+    manager = S3SessionManager(session_id=session_id, bucket=bucket)
+    agent = Agent(
+        model=ScriptedModel([f"answer to {prompt}"]), config=AgentConfig(session_manager=manager)
+    )
+    agent(prompt)
+
+
+def _keys(bucket: str, prefix: str) -> list[str]:
+    response = boto3.client("s3").list_objects_v2(Bucket=bucket, Prefix=prefix)
+    return sorted(o["Key"] for o in response.get("Contents", []))
+
+
+def _messages(bucket: str, session_id: str) -> list[Any]:
+    manager = S3SessionManager(session_id=session_id, bucket=bucket)
+    return Agent(model=ScriptedModel([]), config=AgentConfig(session_manager=manager)).messages
+
+
+def test_active_session_keeps_old_messages_and_idle_one_goes_whole(
+    s3_bucket: str, clock: Clock
+) -> None:
+    clock.now = NOW - dt.timedelta(days=120)
+    _turn(s3_bucket, "customer-42", "first order")  # message_0/1 are 120 days old
+    _turn(s3_bucket, "idle-7", "one question")
+    clock.now = NOW - dt.timedelta(hours=2)
+    _turn(s3_bucket, "customer-42", "second order")  # the session is active today
+    old = [k for k in _keys(s3_bucket, "session_customer-42/") if k.endswith("message_0.json")]
+    assert old, "the first message exists"
+
+    report = sweep_idle_sessions(boto3.client("s3"), s3_bucket, idle_days=90, now=NOW)
+
+    assert report.sessions_seen == 2
+    assert report.sessions_deleted == ["idle-7"]
+    assert _keys(s3_bucket, "session_idle-7/") == []
+    texts = [m["content"][0]["text"] for m in _messages(s3_bucket, "customer-42")]
+    assert texts == [
+        "first order",
+        "answer to first order",
+        "second order",
+        "answer to second order",
+    ]
+
+
+def test_nothing_is_deleted_before_the_idle_period_or_in_a_dry_run(
+    s3_bucket: str, clock: Clock
+) -> None:
+    clock.now = NOW - dt.timedelta(days=30)
+    _turn(s3_bucket, "recent", "hello")
+    clock.now = NOW - dt.timedelta(days=200)
+    _turn(s3_bucket, "ancient", "hello")
+    before = _keys(s3_bucket, "")
+    dry = sweep_idle_sessions(boto3.client("s3"), s3_bucket, idle_days=90, now=NOW, dry_run=True)
+    assert dry.sessions_deleted == ["ancient"] and dry.objects_deleted > 0
+    assert _keys(s3_bucket, "") == before
+    kept = sweep_idle_sessions(boto3.client("s3"), s3_bucket, idle_days=365, now=NOW)
+    assert kept.sessions_deleted == [] and _keys(s3_bucket, "") == before
+
+
+def test_objects_outside_sessions_are_never_touched(s3_bucket: str, clock: Clock) -> None:
+    clock.now = NOW - dt.timedelta(days=400)
+    s3 = boto3.client("s3")
+    s3.put_object(Bucket=s3_bucket, Key="jobs/j1/task_token.json", Body=b"{}")
+    s3.put_object(Bucket=s3_bucket, Key="session_notes.txt", Body=b"not a session directory")
+    report = sweep_idle_sessions(s3, s3_bucket, idle_days=1, now=NOW)
+    assert report.sessions_seen == 0
+    assert _keys(s3_bucket, "") == ["jobs/j1/task_token.json", "session_notes.txt"]
+
+
+def test_sweeper_lambda_reads_its_settings(
+    s3_bucket: str, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "elsai-test")  # read at import
+    import sweeper
+
+    clock.now = dt.datetime.now(dt.UTC) - dt.timedelta(days=10)
+    _turn(s3_bucket, "gone", "hello")
+    monkeypatch.setenv("ELSAI_SESSIONS_BUCKET", s3_bucket)
+    monkeypatch.setenv("ELSAI_SESSION_IDLE_DAYS", "seven")
+    with pytest.raises(RuntimeError, match="ELSAI_SESSION_IDLE_DAYS"):
+        sweeper.handler({}, _Context())
+    assert _keys(s3_bucket, "session_gone/"), "bad settings delete nothing"
+    monkeypatch.setenv("ELSAI_SESSION_IDLE_DAYS", "7")
+    out = sweeper.handler({}, _Context())
+    assert out["sessions_deleted"] == ["gone"]
+    assert _keys(s3_bucket, "session_gone/") == []
+
+
+def test_bad_idle_days_is_refused() -> None:
+    with pytest.raises(ValueError, match="idle_days"):
+        sweep_idle_sessions(None, "b", idle_days=0)
+
+
+class _Context:
+    function_name = "sweeper"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:sweeper"
+    aws_request_id = "req-1"
