@@ -84,3 +84,8 @@ def message_index(key: str) -> int | None:
 def job_token_key(job_id: str) -> str:
     """Where a job waiting for interrupt responses parks its Step Functions task token."""
     return f"jobs/{job_id}/task_token.json"
+
+
+def job_cancel_key(job_id: str) -> str:
+    """Where the jobs API records that a client cancelled a job (Step Functions only says ABORTED)."""
+    return f"jobs/{job_id}/cancelled.json"

@@ -123,12 +123,14 @@ def describe_job(job_id: str) -> dict[str, Any]:
     A RUNNING execution parked on its current task token reports WAITING_FOR_INPUT and the
     interrupts it waits on.
     """
+    from jobs_api.cancel import public_status  # cancel builds on this module
+
     execution = _describe(job_id)
     job_input = _loads(execution.get("input"))
     ids = job_input if isinstance(job_input, dict) else {}
     out: dict[str, Any] = {
         "job_id": job_id,
-        "status": execution["status"],
+        "status": public_status(execution),
         "session_id": ids.get("session_id"),
         "agent_id": ids.get("agent_id"),
         "started_at": execution["startDate"].isoformat(),
@@ -182,6 +184,16 @@ def _send_answers(job_id: str, parked: ParkedTaskToken, output: str) -> None:
         if code == "InvalidOutput":
             raise InvalidRequest("Step Functions refused the responses as task output") from exc
         raise
+
+
+def describe_execution(job_id: str) -> dict[str, Any]:
+    """DescribeExecution of job `job_id`; NotFound if there is no such job."""
+    return _describe(job_id)
+
+
+def loads(text: str | None) -> Any:
+    """JSON from Step Functions (input, output), or the text itself if it is not JSON."""
+    return _loads(text)
 
 
 def _describe(job_id: str) -> dict[str, Any]:
