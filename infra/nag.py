@@ -80,8 +80,13 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
     )
     _ack(
         api_policy,
+        f"AwsSolutions-IAM5[Resource::{bucket_arn}/jobs/*/cancelled.json]",
+        "DELETE /jobs/{id} writes one cancel record per job; the job id is the wildcard.",
+    )
+    _ack(
+        api_policy,
         f"AwsSolutions-IAM5[Resource::{_nag_arn(stack.api.execution_arns)}]",
-        "Describe/GetExecutionHistory on executions of this one state machine; execution "
+        "Describe/GetExecutionHistory/StopExecution on executions of this one state machine; execution "
         "names are per job, so the pattern ends in '*'.",
     )
 

@@ -2,8 +2,8 @@
 
 A Standard state machine cannot sit behind ``StepFunctionsRestApi`` (Express only), and
 the routes need logic (ids, task tokens in S3), so a Powertools resolver Lambda fronts
-it. The API's role may only start/describe/answer this one state machine's executions
-and read the sessions bucket.
+it. The API's role may only start/describe/stop/answer this one state machine's executions,
+read the sessions bucket, and write cancel records under ``jobs/``.
 """
 
 from __future__ import annotations
@@ -122,7 +122,11 @@ class JobsApi(Construct):
         self.execution_arns = execution_arn_pattern(stack, state_machine_name)
         iam.Grant.add_to_principal(
             grantee=self.function,
-            actions=["states:DescribeExecution", "states:GetExecutionHistory"],
+            actions=[
+                "states:DescribeExecution",
+                "states:GetExecutionHistory",  # GET /jobs/{id}/events, WAITING_FOR_INPUT
+                "states:StopExecution",  # DELETE /jobs/{id}
+            ],
             resource_arns=[self.execution_arns],
         )
         # Task-token calls name no resource: IAM only accepts "*" for them.
@@ -132,6 +136,12 @@ class JobsApi(Construct):
             resource_arns=["*"],
         )
         bucket.grant_read(self.function)
+        # DELETE /jobs/{id} records the cancel (elsai.session.keys.job_cancel_key), nothing else.
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=["s3:PutObject"],
+            resource_arns=[bucket.arn_for_objects("jobs/*/cancelled.json")],
+        )
 
         self.access_logs = logs.LogGroup(
             self,
@@ -191,7 +201,12 @@ class JobsApi(Construct):
             request_models={"application/json": create_job},
         )  # fmt: skip
         job = jobs.add_resource("{job_id}")
-        job.add_method(
+        for method in ("GET", "DELETE"):
+            job.add_method(
+                method, integration, request_validator=self.validator, request_parameters=job_id
+            )
+        # ?after=&limit= reach the proxy integration undeclared; the handler validates them.
+        job.add_resource("events").add_method(
             "GET", integration, request_validator=self.validator, request_parameters=job_id
         )
         job.add_resource("responses").add_method(

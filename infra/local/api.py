@@ -92,7 +92,9 @@ class JobsApiMixin:
         self.progress.answered(job_id, responses)
         return dict(out)
 
-    def events(self, job_id: str, after: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    def events(
+        self, job_id: str, after: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
         """GET /jobs/{job_id}/events: a page of progress events and the cursor to continue from."""
         query = {k: str(v) for k, v in (("after", after), ("limit", limit)) if v is not None}
         return dict(self._ok(*self.api("GET", f"/jobs/{job_id}/events", resource="/jobs/{job_id}/events",
