@@ -119,6 +119,11 @@ class JobsApi(Construct):
         self.role = self._fn.role
 
         state_machine.grant_start_execution(self.function)
+        iam.Grant.add_to_principal(  # GET /jobs
+            grantee=self.function,
+            actions=["states:ListExecutions"],
+            resource_arns=[state_machine.state_machine_arn],
+        )
         self.execution_arns = execution_arn_pattern(stack, state_machine_name)
         iam.Grant.add_to_principal(
             grantee=self.function,
@@ -200,6 +205,7 @@ class JobsApi(Construct):
             "POST", integration, request_validator=self.validator,
             request_models={"application/json": create_job},
         )  # fmt: skip
+        jobs.add_method("GET", integration, request_validator=self.validator)
         job = jobs.add_resource("{job_id}")
         for method in ("GET", "DELETE"):
             job.add_method(

@@ -1,6 +1,7 @@
 """The one resolver of the jobs API, its routers, and how every failure becomes JSON.
 
 POST /jobs                    start a job (Idempotency-Key header → execution name)
+GET  /jobs                    the newest jobs first, paged
 GET  /jobs/{job_id}           status, result or error
 POST /jobs/{job_id}/responses answer pending interrupts (sends the parked task token)
 GET  /jobs/{job_id}/events    progress since a cursor (messages, slices, retries, interrupts)
@@ -40,6 +41,7 @@ MAX_ERROR_DETAILS = 10
 # Routes (for 405 vs 404 on a miss); keep in step with the routers' decorators.
 _ROUTES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^/jobs/?$"), "POST"),
+    (re.compile(r"^/jobs/?$"), "GET"),
     (re.compile(r"^/jobs/[^/]+/?$"), "GET"),
     (re.compile(r"^/jobs/[^/]+/?$"), "DELETE"),
     (re.compile(r"^/jobs/[^/]+/events/?$"), "GET"),

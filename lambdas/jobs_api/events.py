@@ -59,12 +59,12 @@ def decode_cursor(text: str | None) -> Cursor:
         raise InvalidRequest("the cursor is not one this API handed out") from exc
 
 
-def check_limit(text: str | None) -> int:
-    """The page size asked for, 1..MAX_LIMIT (DEFAULT_LIMIT when absent)."""
+def check_limit(text: str | None, maximum: int = MAX_LIMIT) -> int:
+    """The page size asked for, 1..maximum (DEFAULT_LIMIT, or maximum if lower, when absent)."""
     if text is None or text == "":
-        return DEFAULT_LIMIT
-    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= MAX_LIMIT:
-        raise InvalidRequest(f"limit must be a whole number from 1 to {MAX_LIMIT}")
+        return min(DEFAULT_LIMIT, maximum)
+    if not (text.isascii() and text.isdigit() and len(text) <= 6 and 1 <= int(text) <= maximum):
+        raise InvalidRequest(f"limit must be a whole number from 1 to {maximum}")
     return int(text)
 
 

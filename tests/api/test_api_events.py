@@ -139,3 +139,33 @@ def test_fuzzed_path_ids_of_the_new_routes_are_4xx(api: Api) -> None:
         assert_refused(events(api, value), value)
         assert_refused(cancel(api, value), value)
     assert api.executions() == []
+
+
+def list_jobs(api: Api, query: dict[str, str | list[str]] | None = None) -> Reply:
+    event = make_event("get_job.json", path="/jobs")
+    event["resource"] = "/jobs"
+    multi = {k: v if isinstance(v, list) else [v] for k, v in (query or {}).items()}
+    event["queryStringParameters"] = {k: v[-1] for k, v in multi.items()} or None
+    event["multiValueQueryStringParameters"] = multi or None
+    return api.call(event)
+
+
+def test_list_jobs_pages_newest_first_and_shows_cancelled(api: Api) -> None:
+    ids = [api.post_job({"prompt": f"job {i}"}).body["job_id"] for i in range(3)]
+    assert cancel(api, ids[1]).status == 200
+    seen: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        reply = list_jobs(api, {"limit": "2", **({"after": cursor} if cursor else {})})
+        assert reply.status == 200, reply.body
+        seen += reply.body["jobs"]
+        cursor = reply.body["cursor"]
+        if not cursor:
+            break
+    assert sorted(j["job_id"] for j in seen) == sorted(ids)
+    assert {j["job_id"]: j["status"] for j in seen}[ids[1]] == "CANCELLED"
+    running = list_jobs(api, {"status": "RUNNING"}).body["jobs"]
+    assert sorted(j["job_id"] for j in running) == sorted([ids[0], ids[2]])
+    for query in [{"status": "CANCELLED"}, {"limit": "101"}, {"x": "1"}, {"after": "bad"}]:
+        reply = list_jobs(api, query)  # type: ignore[arg-type]
+        assert_refused(reply, str(query))

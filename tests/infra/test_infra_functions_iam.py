@@ -153,6 +153,7 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     by_action = {a: _resources_of(s) for s in states for a in _actions(s)}
     assert set(by_action) == {
         "states:StartExecution",
+        "states:ListExecutions",  # GET /jobs (issue 15)
         "states:DescribeExecution",
         "states:GetExecutionHistory",
         "states:StopExecution",  # DELETE /jobs/{id} (issue 15)
@@ -161,6 +162,7 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     }
     (start,) = by_action["states:StartExecution"]
     assert start["Ref"].startswith("JobsStateMachine")
+    assert by_action["states:ListExecutions"] == [start]
     for action in (
         "states:DescribeExecution",
         "states:GetExecutionHistory",
