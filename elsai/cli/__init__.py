@@ -13,10 +13,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     groups = parser.add_subparsers(dest="group", metavar="COMMAND")
     groups.required = True
-    from elsai.cli import local, sessions
+    from elsai.cli import jobs, local, sessions
 
     sessions.register(groups)
     local.register(groups)
+    jobs.register(groups)
     return parser
 
 

@@ -116,10 +116,14 @@ class JobsClient:
             raise ApiError(exc.code, _parse(exc.read())) from None
 
     def start(
-        self, prompt: str, session_id: str | None, idempotency_key: str | None
+        self,
+        prompt: str,
+        session_id: str | None,
+        idempotency_key: str | None,
+        agent_id: str = "agent",
     ) -> dict[str, Any]:
         """POST /jobs."""
-        body: dict[str, Any] = {"prompt": prompt}
+        body: dict[str, Any] = {"prompt": prompt, "agent_id": agent_id}
         if session_id:
             body["session_id"] = session_id
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
