@@ -153,6 +153,16 @@ def _messages(
 Unit = tuple[str, list[dict[str, Any]], int, HistoryState | None]  # at, events, position, state
 
 
+_STARTERS = frozenset({"slice_started", "retry", "answered"})
+
+
+def _key(unit: Unit) -> tuple[str, int]:
+    """Order within one second (stored messages have seconds precision): what starts a slice
+    comes before its messages, everything else after them."""
+    kind = unit[1][0]["type"]
+    return unit[0], 0 if kind in _STARTERS else 1 if kind == "message" else 2
+
+
 def _units(messages: list[dict[str, Any]], page: HistoryPage) -> list[Unit]:
     """Messages one by one and history events grouped by raw event, merged by time.
 
@@ -168,7 +178,7 @@ def _units(messages: list[dict[str, Any]], page: HistoryPage) -> list[Unit]:
     out: list[Unit] = []
     i = j = 0
     while i < len(own) or j < len(history):
-        if j >= len(history) or (i < len(own) and own[i][0] <= history[j][0]):
+        if j >= len(history) or (i < len(own) and _key(own[i]) <= _key(history[j])):
             out.append(own[i])
             i += 1
         else:
@@ -189,8 +199,10 @@ def job_events(job_id: str, after: str | None, limit: int) -> dict[str, Any]:
     start = cursor.m
     if start is None:
         start = _first_index(storage, session_id, agent_id, stamp(execution["startDate"]))
-    messages = _messages(storage, session_id, agent_id, start, limit)
+    # History first: a slice writes its messages before Step Functions records its end, so
+    # every message an event shown here follows is already stored when messages are read.
     history = history_events(execution["executionArn"], cursor.h, cursor.s, limit)
+    messages = _messages(storage, session_id, agent_id, start, limit)
     units = _units(messages, history)
     page: list[dict[str, Any]] = []
     size, next_m, last_h, state, taken = 0, start, cursor.h, cursor.s, 0

@@ -55,6 +55,10 @@ def test_start_follow_answer_follow_succeeds(served: dict[str, str]) -> None:
     job_id = started.stdout.split()[1]
     assert "? interrupt-" in started.stdout and "approve_refund" in started.stdout
     assert "⏸ waiting for input" in started.stdout
+    # followed live: the slice's messages come before its end, never after
+    out = started.stdout
+    assert out.index("── slice 0 started") < out.index("user: Refund order 5")
+    assert out.index("assistant: Refunding order 5.") < out.index("── slice 0 ended")
     status = json.loads(elsai(served, "status", job_id, "--json").stdout)
     assert status["status"] == "WAITING_FOR_INPUT"
     (interrupt,) = status["interrupts"]
