@@ -27,6 +27,8 @@ DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 MAX_TEXT_CHARS = 2_000
 MAX_TOOL_INPUT_CHARS = 500
+MAX_NAME_CHARS = 200  # ids, names, roles, statuses
+MAX_BLOCKS = 20  # tool calls (and results) shown per message
 MAX_PAGE_BYTES = 256 * 1024
 MAX_CURSOR_CHARS = 2_000
 
@@ -73,41 +75,51 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
     return (text, False) if len(text) <= limit else (text[:limit], True)
 
 
+def _block(block: dict[str, Any]) -> tuple[str, dict[str, Any] | str, bool]:
+    """One content block as (kind, shown, cut): "text", "call" or "result" ("" to skip)."""
+    if "text" in block:
+        return "text", str(block["text"]), False
+    if isinstance(block.get("toolUse"), dict):
+        use = block["toolUse"]
+        shown, cut = clip(json.dumps(use.get("input"), ensure_ascii=False), MAX_TOOL_INPUT_CHARS)
+        return "call", {"id": _short(use.get("toolUseId")), "name": _short(use.get("name")),
+                        "input": shown}, cut  # fmt: skip
+    if isinstance(block.get("toolResult"), dict):
+        result = block["toolResult"]
+        parts = [c for c in result.get("content") or [] if isinstance(c, dict) and "text" in c]
+        shown, cut = clip(" ".join(str(c["text"]) for c in parts), MAX_TOOL_INPUT_CHARS)
+        return "result", {"id": _short(result.get("toolUseId")),
+                          "status": _short(result.get("status")), "text": shown}, cut  # fmt: skip
+    return "", "", False
+
+
+def _short(value: Any) -> str | None:
+    return None if value is None else clip(str(value), MAX_NAME_CHARS)[0]
+
+
 def message_event(index: int, record: dict[str, Any]) -> dict[str, Any]:
     """One stored message as an event: role, text and tool calls, each bounded."""
-    message = record.get("message") or {}
-    texts, calls, results, cut = [], [], [], False
+    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    shown: dict[str, list[Any]] = {"text": [], "call": [], "result": []}
+    cut = False
     for block in message.get("content") or []:
-        if "text" in block:
-            texts.append(str(block["text"]))
-        elif "toolUse" in block:
-            use = block["toolUse"]
-            shown, was_cut = clip(
-                json.dumps(use.get("input"), ensure_ascii=False), MAX_TOOL_INPUT_CHARS
-            )
+        kind, value, was_cut = _block(block) if isinstance(block, dict) else ("", "", False)
+        if kind:
+            shown[kind].append(value)
             cut |= was_cut
-            calls.append({"id": use.get("toolUseId"), "name": use.get("name"), "input": shown})
-        elif "toolResult" in block:
-            result = block["toolResult"]
-            body = " ".join(
-                str(c.get("text", "")) for c in result.get("content") or [] if "text" in c
-            )
-            shown, was_cut = clip(body, MAX_TOOL_INPUT_CHARS)
-            cut |= was_cut
-            results.append(
-                {"id": result.get("toolUseId"), "status": result.get("status"), "text": shown}
-            )
-    text, was_cut = clip("".join(texts), MAX_TEXT_CHARS)
+    text, was_cut = clip("".join(shown["text"]), MAX_TEXT_CHARS)
+    calls, results = shown["call"][:MAX_BLOCKS], shown["result"][:MAX_BLOCKS]
+    cut |= was_cut or len(calls) < len(shown["call"]) or len(results) < len(shown["result"])
     event: dict[str, Any] = {
         "type": "message",
         "at": record.get("created_at"),
         "index": index,
-        "role": message.get("role"),
+        "role": _short(message.get("role")),
         "text": text,
         "tool_calls": calls,
         "tool_results": results,
     }
-    if cut or was_cut:
+    if cut:
         event["truncated"] = True
     return event
 

@@ -169,3 +169,42 @@ def test_list_jobs_pages_newest_first_and_shows_cancelled(api: Api) -> None:
     for query in [{"status": "CANCELLED"}, {"limit": "101"}, {"x": "1"}, {"after": "bad"}]:
         reply = list_jobs(api, query)  # type: ignore[arg-type]
         assert_refused(reply, str(query))
+
+
+def _store_message(api: Api, session_id: str, index: int, message: dict[str, Any]) -> None:
+    from elsai.session.records import MessageRecord, dump
+
+    record = MessageRecord(message_id=index, created_at="2100-01-01T00:00:00Z", message=message)
+    key = keys.message_key(session_id, "agent", index)
+    api.s3.put_object(Bucket=BUCKET, Key=key, Body=dump(record))
+
+
+def test_events_are_bounded_per_field_and_per_page(api: Api) -> None:
+    job = api.post_job({"prompt": "big", "session_id": "big-session"}).body
+    huge = "x" * 3_000
+    for i in range(40):  # every field over its bound; 20 assistant messages of ~15 KB shown
+        role = "user" if i % 2 == 0 else "assistant"
+        content: list[dict[str, Any]] = [{"text": huge}]
+        if role == "assistant":  # 50 tool calls, each with a long input and a long id
+            content += [
+                {
+                    "toolUse": {
+                        "toolUseId": f"t{i}-{n}" + "i" * 1000,
+                        "name": "t",
+                        "input": {"a": huge},
+                    }
+                }
+                for n in range(50)
+            ]
+        _store_message(api, "big-session", i, {"role": role, "content": content})
+    first = events(api, job["job_id"], {"limit": "200"})
+    assert first.status == 200
+    assert len(json.dumps(first.body).encode()) <= 256 * 1024 + 1024
+    shown = [e for e in first.body["events"] if e["type"] == "message"]
+    assert shown and all(e["truncated"] and len(e["text"]) == 2_000 for e in shown)
+    assert all(len(c["input"]) == 500 for e in shown for c in e["tool_calls"])
+    assert all(len(c["id"]) == 200 for e in shown for c in e["tool_calls"])
+    assert {len(e["tool_calls"]) for e in shown if e["role"] == "assistant"} == {20}
+    assert len(shown) < 40  # the page stopped at its byte bound; the rest comes next
+    seen = all_events(api, job["job_id"], 200)
+    assert [e["index"] for e in seen if e["type"] == "message"] == list(range(40))

@@ -6,6 +6,7 @@ the test recomputes the signature from them with the known secret, as IAM would.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -87,3 +88,23 @@ def test_api_errors_come_back_as_api_error_with_the_message(served: LocalHttpApi
     with pytest.raises(ApiError) as caught:
         client.start("", None, None)
     assert caught.value.status == 400
+
+
+def test_stack_name_reads_the_api_url_output(api: Api) -> None:
+    import boto3
+
+    from elsai.cli.jobs_client import stack_api_url
+
+    cfn = boto3.client("cloudformation", region_name=REGION)
+    url = f"https://abc123.execute-api.{REGION}.amazonaws.com/v1/"
+    template = {
+        "Resources": {"Q": {"Type": "AWS::SQS::Queue"}},
+        "Outputs": {"ApiUrl": {"Value": url}},
+    }
+    cfn.create_stack(StackName="ElsaiStack", TemplateBody=json.dumps(template))
+    assert stack_api_url("ElsaiStack", REGION) == url
+    cfn.create_stack(
+        StackName="NoApi", TemplateBody=json.dumps({"Resources": template["Resources"]})
+    )
+    with pytest.raises(RuntimeError, match="has no ApiUrl output"):
+        stack_api_url("NoApi", REGION)
