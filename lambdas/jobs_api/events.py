@@ -14,7 +14,7 @@ import binascii
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from elsai.session import keys
 from elsai.session.storage.base import StorageBackend
@@ -36,9 +36,9 @@ MAX_CURSOR_CHARS = 2_000
 class Cursor(BaseModel):
     """How far a client has read: the next message index and the last history event id."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    m: int | None = None  # next message index (None: not located yet)
-    h: int = 0  # last history event id handed out
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    m: int | None = Field(default=None, ge=0)  # next message index (None: not located yet)
+    h: int = Field(default=0, ge=0)  # last history event id handed out
     s: HistoryState = HistoryState()
 
 
@@ -169,8 +169,10 @@ _STARTERS = frozenset({"slice_started", "retry", "answered"})
 
 
 def _key(unit: Unit) -> tuple[str, int]:
-    """Order within one second (stored messages have seconds precision): what starts a slice
-    comes before its messages, everything else after them."""
+    """Order within one second (stored messages have seconds precision).
+
+    What starts a slice comes before its messages, everything else after them.
+    """
     kind = unit[1][0]["type"]
     return unit[0], 0 if kind in _STARTERS else 1 if kind == "message" else 2
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from jobs_api import aws
 
@@ -27,10 +27,10 @@ _ENDINGS = {
 class HistoryState(BaseModel):
     """What history events before the cursor said: the current state, slice and failures."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    state: str | None = None
-    slice: int | None = None
-    failures: int = 0
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    state: str | None = Field(default=None, max_length=80)  # a state name (ASL caps it at 80)
+    slice: int | None = Field(default=None, ge=0)
+    failures: int = Field(default=0, ge=0)
 
 
 def stamp(value: Any) -> str:
@@ -65,8 +65,9 @@ def _entered(raw: dict[str, Any], state: HistoryState) -> tuple[list[dict[str, A
     name = str(details.get("name", ""))
     data = _json(details.get("input"))
     slice_no = data.get("slice") if isinstance(data, dict) else None
-    slice_no = slice_no if isinstance(slice_no, int) else state.slice
-    new = HistoryState(state=name, slice=slice_no, failures=0)
+    if type(slice_no) is not int or slice_no < 0:  # bools and floats are not slice numbers
+        slice_no = state.slice
+    new = HistoryState(state=name[:80], slice=slice_no, failures=0)
     if name == "RunSlice":
         return [{"type": "slice_started", "slice": slice_no}], new
     if name == "WaitForResponses":

@@ -115,6 +115,8 @@ def bad_cursors() -> list[str]:
     cases += [_random_text(rng) for _ in range(20)]
     cases += [_cursor(v) for v in (None, 1, "x", [], [1], {"m": "x"}, {"h": -1.5}, {"z": 1})]
     cases += [_cursor({"m": 1, "h": 2, "s": {"state": 1}}), _cursor({"s": {"failures": "x"}})]
+    cases += [_cursor({"m": -1}), _cursor({"h": -5}), _cursor({"s": {"failures": -1}})]
+    cases += [_cursor({"s": {"state": "x" * 81}}), _cursor({"m": True}), _cursor({"m": 1e30})]
     cases += [base64.urlsafe_b64encode(b"\xff\xfe").decode(), _cursor({"m": 1}) + "!"]
     return cases
 
