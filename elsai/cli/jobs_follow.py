@@ -88,6 +88,7 @@ class Follower:
         self.tty = out.isatty() and not as_json
         self._spin = itertools.cycle(SPINNER)
         self._in_slice = False
+        self._spinning = False
         self._cursor: str | None = None
 
     def _drain(self) -> int:
@@ -115,8 +116,9 @@ class Follower:
         self.out.flush()
 
     def _clear_spinner(self) -> None:
-        if self.tty:
+        if self._spinning:
             self.out.write("\r\033[K")
+            self._spinning = False
 
     def run(self) -> int:
         """Follow to the end; the exit code for the final status (`EXIT_CODES`)."""
@@ -128,6 +130,7 @@ class Follower:
                 return self._finish(job)
             if self.tty and self._in_slice:
                 self.out.write(f"\r{next(self._spin)} model/tools running…")
+                self._spinning = True
                 self.out.flush()
             self.sleep(self.poll)
 

@@ -232,9 +232,13 @@ def job_events(job_id: str, after: str | None, limit: int) -> dict[str, Any]:
             last_h, state = position, after_state
     if all(u[3] is None for u in units[taken:]):  # every history event found was taken
         last_h, state = history.scanned_id, history.scanned_state
+    status = public_status(execution)
+    for event in page:  # history says ABORTED for any stop; a cancelled job ended CANCELLED
+        if event["type"] == "job_ended" and event["status"] == "ABORTED":
+            event["status"] = status
     return {
         "job_id": job_id,
-        "status": public_status(execution),
+        "status": status,
         "events": page,
         "cursor": encode_cursor(Cursor(m=next_m, h=last_h, s=state)),
     }

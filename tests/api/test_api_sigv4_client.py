@@ -108,3 +108,28 @@ def test_stack_name_reads_the_api_url_output(api: Api) -> None:
     )
     with pytest.raises(RuntimeError, match="has no ApiUrl output"):
         stack_api_url("NoApi", REGION)
+
+
+def test_follow_on_a_tty_polls_until_cancelled_and_exits_3(served: LocalHttpApi) -> None:
+    import io
+
+    from elsai.cli.jobs_follow import Follower
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    client = JobsClient(served.url, region=REGION)
+    job_id = client.start("hello", None, None)["job_id"]
+    naps: list[float] = []
+
+    def nap(seconds: float) -> None:  # the job runs until someone cancels it: do that
+        naps.append(seconds)
+        if len(naps) == 2:
+            client.cancel(job_id)
+
+    out = Tty()
+    assert Follower(client, job_id, out, as_json=False, sleep=nap).run() == 3
+    assert len(naps) == 2
+    # (moto without its engine keeps a canned history, so the lines shown are not asserted)
+    assert not out.getvalue().endswith("\x1b[K")

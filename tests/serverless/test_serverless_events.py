@@ -87,7 +87,7 @@ def test_cancel_mid_tool_stops_the_job_and_the_session_stays_usable(stack: Stack
     except LocalApiError as exc:
         assert exc.status == 409 and "already ended" in exc.body["error"]
     assert rt.events(job["job_id"])["events"][-1] == {
-        **rt.events(job["job_id"])["events"][-1], "type": "job_ended", "status": "ABORTED",
+        **rt.events(job["job_id"])["events"][-1], "type": "job_ended", "status": "CANCELLED",
     }  # fmt: skip
     deadline = time.monotonic() + 60  # the cut-off child may still finish its tool
     while any(r.returncode is None for r in rt.slices(job["job_id"])):
