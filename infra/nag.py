@@ -90,17 +90,27 @@ def _bedrock(stack: ElsaiStack) -> None:
 
 def _api(stack: ElsaiStack) -> None:
     api_policy = stack.api.role.node.find_child("DefaultPolicy")
+    bucket_arn = _arn_ref(stack, stack.storage.bucket)
     _ack(
         api_policy,
         "AwsSolutions-IAM5[Resource::*]",
         "states:SendTaskSuccess takes a task token, not a resource: IAM only accepts '*' "
         "for it. " + XRAY,
     )
+    for pattern, why in (
+        ("jobs/*/cancelled.json", "DELETE /jobs/{id} writes one cancel record per job"),
+        ("jobs/*/answers/*", "POST /jobs/{id}/responses claims each wait once (create-only)"),
+    ):
+        _ack(
+            api_policy,
+            f"AwsSolutions-IAM5[Resource::{bucket_arn}/{pattern}]",
+            f"{why}; the job id (and token digest) is the wildcard.",
+        )
     _ack(
         api_policy,
         f"AwsSolutions-IAM5[Resource::{_nag_arn(stack.api.execution_arns)}]",
-        "Describe/GetExecutionHistory on executions of this one state machine; execution "
-        "names are per job (and per hand-off), so the pattern ends in '*'.",
+        "Describe/GetExecutionHistory/StopExecution on executions of this one state machine; "
+        "execution names are per job (and per hand-off), so the pattern ends in '*'.",
     )
     rest_api = stack.api.api
     _ack(

@@ -17,10 +17,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"elsai {__version__}")
     groups = parser.add_subparsers(dest="group", metavar="COMMAND")
     groups.required = True
-    from elsai.cli import local, sessions
+    from elsai.cli import jobs, local, sessions
 
     sessions.register(groups)
     local.register(groups)
+    jobs.register(groups)
     return parser
 
 

@@ -93,3 +93,8 @@ def job_answer_key(job_id: str, task_token: str) -> str:
 
     digest = hashlib.sha256(task_token.encode()).hexdigest()[:32]
     return f"jobs/{job_id}/answers/{digest}.json"
+
+
+def job_cancel_key(job_id: str) -> str:
+    """Where the jobs API records that a client cancelled a job (Step Functions only says ABORTED)."""
+    return f"jobs/{job_id}/cancelled.json"

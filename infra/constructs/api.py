@@ -2,8 +2,8 @@
 
 A Standard state machine cannot sit behind ``StepFunctionsRestApi`` (Express only), and
 the routes need logic (ids, task tokens in S3), so a Powertools resolver Lambda fronts
-it. The API's role may only start/describe/answer this one state machine's executions
-and read the sessions bucket.
+it. The API's role may only start/describe/stop/answer this one state machine's executions,
+read the sessions bucket, and write cancel records under ``jobs/``.
 """
 
 from __future__ import annotations
@@ -123,12 +123,26 @@ class JobsApi(Construct):
         )
         self.function = self._fn.function
         self.role = self._fn.role
-
-        state_machine.grant_start_execution(self.function)
         self.execution_arns = execution_arn_pattern(stack, state_machine_name)
+        self._grant(bucket, state_machine)
+        self.api = self._rest_api(config)
+        self._routes()
+
+    def _grant(self, bucket: s3.IBucket, state_machine: sfn.IStateMachine) -> None:
+        """Exactly what the routes use: start/list/describe/stop/answer, prefix reads, two writes."""
+        state_machine.grant_start_execution(self.function)
+        iam.Grant.add_to_principal(  # GET /jobs
+            grantee=self.function,
+            actions=["states:ListExecutions"],
+            resource_arns=[state_machine.state_machine_arn],
+        )
         iam.Grant.add_to_principal(
             grantee=self.function,
-            actions=["states:DescribeExecution", "states:GetExecutionHistory"],
+            actions=[
+                "states:DescribeExecution",
+                "states:GetExecutionHistory",  # GET /jobs/{id}/events, WAITING_FOR_INPUT
+                "states:StopExecution",  # DELETE /jobs/{id}
+            ],
             resource_arns=[self.execution_arns],
         )
         # Task-token calls name no resource: IAM only accepts "*" for them. Only success is
@@ -141,14 +155,26 @@ class JobsApi(Construct):
         # Reads: session summaries (session_<id>/...) and parked task tokens (jobs/...).
         for prefix in API_READ_PREFIXES:
             bucket.grant_read(self.function, prefix)
+        # The API's only writes, under jobs/ (elsai.session.keys): a cancel record per job and a
+        # create-only claim per answered wait (DELETE /jobs/{id}, POST /jobs/{id}/responses).
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=["s3:PutObject"],
+            resource_arns=[
+                bucket.arn_for_objects("jobs/*/cancelled.json"),
+                bucket.arn_for_objects("jobs/*/answers/*"),
+            ],
+        )
 
+    def _rest_api(self, config: ElsaiConfig) -> apigw.RestApi:
+        """The REST API: IAM auth, JSON access logs, throttling, tracing."""
         self.access_logs = logs.LogGroup(
             self,
             "AccessLogs",
             retention=retention(config.access_log_retention_days),
             removal_policy=cdk.RemovalPolicy.RETAIN,
         )
-        self.api = apigw.RestApi(
+        return apigw.RestApi(
             self,
             "RestApi",
             description="elsai durable agent jobs",
@@ -179,6 +205,9 @@ class JobsApi(Construct):
                 throttling_burst_limit=config.api_burst_limit,
             ),
         )
+
+    def _routes(self) -> None:
+        """Resources and methods; path parameter names match lambdas/jobs_api/routes/."""
         self.validator = self.api.add_request_validator(
             "Validator", validate_request_body=True, validate_request_parameters=True
         )
@@ -191,7 +220,6 @@ class JobsApi(Construct):
             schema=_schema(RESPONSES_SCHEMA),
         )
         integration = apigw.LambdaIntegration(self.function, proxy=True, allow_test_invoke=False)
-        # Path parameter names match the routers' routes in lambdas/jobs_api/routes/.
         job_id = {"method.request.path.job_id": True}
 
         jobs = self.api.root.add_resource("jobs")
@@ -199,8 +227,14 @@ class JobsApi(Construct):
             "POST", integration, request_validator=self.validator,
             request_models={"application/json": create_job},
         )  # fmt: skip
+        jobs.add_method("GET", integration, request_validator=self.validator)
         job = jobs.add_resource("{job_id}")
-        job.add_method(
+        for method in ("GET", "DELETE"):
+            job.add_method(
+                method, integration, request_validator=self.validator, request_parameters=job_id
+            )
+        # ?after=&limit= reach the proxy integration undeclared; the handler validates them.
+        job.add_resource("events").add_method(
             "GET", integration, request_validator=self.validator, request_parameters=job_id
         )
         job.add_resource("responses").add_method(

@@ -22,6 +22,7 @@ _EXPORTS = {
     "kill_in_job_tool": "infra.local.faults",
     "LocalEvent": "infra.local.events",
     "LocalApiError": "infra.local.api",
+    "LocalHttpApi": "infra.local.http",
     "LocalRuntime": "infra.local.runtime",
     "find_repo_root": "infra.local.runtime",
 }

@@ -17,7 +17,7 @@ from infra.local.invoker import InvocationRecord
 from infra.local.progress import Progress
 from infra.local.shapes import LocalLambdaContext, rest_proxy_event
 
-TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"})
+TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "CANCELLED"})
 
 
 class LocalApiError(Exception):
@@ -35,7 +35,7 @@ class JobsApiMixin:
     progress: Progress
 
     def api(self, method: str, path: str, *, resource: str, body: Any = None, headers: dict[str, str] | None = None,
-            path_parameters: dict[str, str] | None = None) -> tuple[int, Any]:  # fmt: skip
+            path_parameters: dict[str, str] | None = None, query: dict[str, str] | None = None) -> tuple[int, Any]:  # fmt: skip
         """Call the real API handler with an API Gateway REST proxy event: (status, parsed body)."""
         event = rest_proxy_event(
             method,
@@ -44,6 +44,7 @@ class JobsApiMixin:
             body=body,
             headers=headers,
             path_parameters=path_parameters,
+            query=query,
         )
         response = self._api.handler(event, LocalLambdaContext("elsai-api", 29_000, 512))
         raw = response.get("body") or "null"
@@ -90,6 +91,19 @@ class JobsApiMixin:
                                  path_parameters={"job_id": job_id}, body={"responses": responses}))  # fmt: skip
         self.progress.answered(job_id, responses)
         return dict(out)
+
+    def events(
+        self, job_id: str, after: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
+        """GET /jobs/{job_id}/events: a page of progress events and the cursor to continue from."""
+        query = {k: str(v) for k, v in (("after", after), ("limit", limit)) if v is not None}
+        return dict(self._ok(*self.api("GET", f"/jobs/{job_id}/events", resource="/jobs/{job_id}/events",
+                                       path_parameters={"job_id": job_id}, query=query)))  # fmt: skip
+
+    def cancel(self, job_id: str) -> dict[str, Any]:
+        """DELETE /jobs/{job_id}: stop a running job (it then reports CANCELLED)."""
+        return dict(self._ok(*self.api("DELETE", f"/jobs/{job_id}", resource="/jobs/{job_id}",
+                                       path_parameters={"job_id": job_id})))  # fmt: skip
 
     def session(self, session_id: str) -> dict[str, Any]:
         """GET /sessions/{session_id}."""

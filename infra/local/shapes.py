@@ -54,6 +54,7 @@ def rest_proxy_event(
     path_parameters: dict[str, str] | None = None,
     body: Any = None,
     headers: dict[str, str] | None = None,
+    query: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """An API Gateway REST (v1 proxy) event, the shape `APIGatewayRestResolver` expects."""
     all_headers = {"Content-Type": "application/json", "Host": "localhost", **(headers or {})}
@@ -64,8 +65,8 @@ def rest_proxy_event(
         "httpMethod": method,
         "headers": all_headers,
         "multiValueHeaders": {k: [v] for k, v in all_headers.items()},
-        "queryStringParameters": None,
-        "multiValueQueryStringParameters": None,
+        "queryStringParameters": dict(query) if query else None,
+        "multiValueQueryStringParameters": {k: [v] for k, v in query.items()} if query else None,
         "pathParameters": path_parameters,
         "stageVariables": None,
         "requestContext": {

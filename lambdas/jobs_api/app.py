@@ -1,8 +1,11 @@
 """The one resolver of the jobs API, its routers, and how every failure becomes JSON.
 
 POST /jobs                    start a job (Idempotency-Key header → execution name)
+GET  /jobs                    the newest jobs first, paged
 GET  /jobs/{job_id}           status, result or error
 POST /jobs/{job_id}/responses answer pending interrupts (sends the parked task token)
+GET  /jobs/{job_id}/events    progress since a cursor (messages, slices, retries, interrupts)
+DELETE /jobs/{job_id}         cancel a running job (it reports CANCELLED)
 GET  /sessions/{session_id}   transcript summary and bookmark per agent
 
 Every answer is JSON. Bad input gets a 4xx ``{"error": ...}`` body (400 for any malformed or
@@ -25,18 +28,23 @@ from botocore.exceptions import ClientError
 from jobs_api import aws
 from jobs_api.errors import Conflict, InvalidRequest, NotFound, RequestRefused, TooLarge
 from jobs_api.routes import jobs as jobs_routes
+from jobs_api.routes import progress as progress_routes
 from jobs_api.routes import sessions as sessions_routes
 from jobs_api.telemetry import logger, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
 app.include_router(jobs_routes.router)
+app.include_router(progress_routes.router)
 app.include_router(sessions_routes.router)
 
 MAX_ERROR_DETAILS = 10
 # Routes (for 405 vs 404 on a miss); keep in step with the routers' decorators.
 _ROUTES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^/jobs/?$"), "POST"),
+    (re.compile(r"^/jobs/?$"), "GET"),
     (re.compile(r"^/jobs/[^/]+/?$"), "GET"),
+    (re.compile(r"^/jobs/[^/]+/?$"), "DELETE"),
+    (re.compile(r"^/jobs/[^/]+/events/?$"), "GET"),
     (re.compile(r"^/jobs/[^/]+/responses/?$"), "POST"),
     (re.compile(r"^/sessions/[^/]+/?$"), "GET"),
 ]

@@ -124,8 +124,11 @@ def describe_job(job_id: str) -> dict[str, Any]:
     A RUNNING execution parked on its current task token reports WAITING_FOR_INPUT and the
     interrupts it waits on.
     """
+    from jobs_api.cancel import public_status  # cancel builds on this module
+
     chain = _chain(job_id)
     out = executions.job_view(job_id, chain)
+    out["status"] = public_status(chain.current, job_id)
     if out["status"] == "RUNNING":
         parked = read_parked_token(aws.storage(), job_id)
         if parked is not None and _waiting_on(chain.current["executionArn"], parked):
@@ -187,6 +190,16 @@ def _send_answers(job_id: str, parked: ParkedTaskToken, output: str) -> None:
         if code == "InvalidOutput":
             raise InvalidRequest("Step Functions refused the responses as task output") from exc
         raise
+
+
+def describe_execution(job_id: str) -> dict[str, Any]:
+    """The job's current execution (the last of its hand-off chain); NotFound if none."""
+    return _chain(job_id).current
+
+
+def loads(text: str | None) -> Any:
+    """JSON from Step Functions (input, output), or the text itself if it is not JSON."""
+    return _loads(text)
 
 
 def _describe(job_id: str) -> dict[str, Any]:

@@ -38,13 +38,14 @@ def test_unknown_routes_are_404_json(api: Api, path: str) -> None:
 @pytest.mark.parametrize(
     ("method", "path", "allow"),
     [
-        ("GET", "/jobs", "POST"),
-        ("DELETE", "/jobs/abc", "GET"),
+        ("PUT", "/jobs", "GET, POST"),  # GET /jobs lists jobs (issue 15)
+        ("PUT", "/jobs/abc", "DELETE, GET"),  # DELETE /jobs/{id} cancels (issue 15)
         ("PUT", "/jobs/abc/responses", "POST"),
         ("GET", "/jobs/abc/responses", "POST"),
         ("POST", "/sessions/s1", "GET"),
-        ("OPTIONS", "/jobs", "POST"),
-        ("PATCH", "/jobs/abc", "GET"),
+        ("OPTIONS", "/jobs", "GET, POST"),
+        ("PATCH", "/jobs/abc", "DELETE, GET"),
+        ("POST", "/jobs/abc/events", "GET"),
     ],
 )
 def test_wrong_methods_are_405_json_with_allow(

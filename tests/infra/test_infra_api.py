@@ -35,7 +35,10 @@ def test_routes_and_iam_authorization(template_dict: dict[str, Any]) -> None:
     routes = {(m["HttpMethod"], paths[m["ResourceId"]["Ref"]]) for m in methods.values()}
     assert routes == {
         ("POST", "/jobs"),
+        ("GET", "/jobs"),  # list (issue 15)
         ("GET", "/jobs/{job_id}"),
+        ("DELETE", "/jobs/{job_id}"),  # cancel (issue 15)
+        ("GET", "/jobs/{job_id}/events"),  # progress (issue 15)
         ("POST", "/jobs/{job_id}/responses"),
         ("GET", "/sessions/{session_id}"),
     }
@@ -128,7 +131,9 @@ def test_stage_access_logs_throttling_and_tracing(template: Template) -> None:
 
 def test_lambda_permissions_are_scoped_to_this_api(template_dict: dict[str, Any]) -> None:
     perms = _of_type(template_dict, "AWS::Lambda::Permission")
-    assert len(perms) == 4  # one per method, no test-invoke permissions
+    assert (
+        len(perms) == 7
+    )  # one per method (7 with list, events, cancel), no test-invoke permissions
     for p in perms.values():
         assert p["Principal"] == "apigateway.amazonaws.com"
         assert "ApiRestApi" in str(p["SourceArn"])

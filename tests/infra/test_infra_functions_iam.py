@@ -114,6 +114,8 @@ def test_agent_can_write_but_api_only_reads(template_dict: dict[str, Any]) -> No
     api = {
         a
         for s in _for_service(_statements(template_dict, "ApiFunctionRole"), "s3")
+        # the one write of the API, the cancel record: see test_api_may_write_only_cancel_records
+        if "cancelled.json" not in json.dumps(s["Resource"])
         for a in _actions(s)
     }
     assert {"s3:PutObject", "s3:GetObject*"} <= agent
@@ -153,17 +155,33 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     by_action = {a: _resources_of(s) for s in states for a in _actions(s)}
     assert set(by_action) == {
         "states:StartExecution",
+        "states:ListExecutions",  # GET /jobs (issue 15)
         "states:DescribeExecution",
         "states:GetExecutionHistory",
+        "states:StopExecution",  # DELETE /jobs/{id} (issue 15)
         "states:SendTaskSuccess",
     }  # no SendTaskFailure: nothing in the API fails a task
     (start,) = by_action["states:StartExecution"]
     assert start["Ref"].startswith("JobsStateMachine")
-    for action in ("states:DescribeExecution", "states:GetExecutionHistory"):
+    assert by_action["states:ListExecutions"] == [start]
+    for action in (
+        "states:DescribeExecution",
+        "states:GetExecutionHistory",
+        "states:StopExecution",
+    ):
         (res,) = by_action[action]
         assert res["Fn::Join"][1][-1] == ":execution:ElsaiStack-jobs:*"
     # Task-token APIs cannot be scoped (acknowledged in infra/nag.py).
     assert by_action["states:SendTaskSuccess"] == ["*"]
+
+
+def test_api_may_write_only_cancel_records(template_dict: dict[str, Any]) -> None:
+    s3 = _for_service(_statements(template_dict, "ApiFunctionRole"), "s3")
+    writes = [s for s in s3 if any(a.startswith(("s3:Put", "s3:Delete")) for a in _actions(s))]
+    (stmt,) = writes
+    assert _actions(stmt) == ["s3:PutObject"]
+    (res,) = _resources_of(stmt)
+    assert res["Fn::Join"][1][-1] == "/jobs/*/cancelled.json"
 
 
 def test_state_machine_may_only_invoke_the_agent_function(template_dict: dict[str, Any]) -> None:

@@ -1,0 +1,155 @@
+"""`elsai jobs`: start, follow, answer, cancel and list jobs of the deployed service or the local one.
+
+The same client talks to both: API Gateway (SigV4-signed with botocore and the usual
+credential chain; `--api-url` or `--stack-name` to read the stack's ApiUrl output) and the
+local API of `elsai jobs serve` (`--local`: the synthesized state machine on moto behind a
+real HTTP server on 127.0.0.1), so the output is the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from elsai.cli.jobs_client import ApiError, JobsClient, local_url, stack_api_url
+from elsai.cli.jobs_follow import EXIT_CODES, Follower
+
+
+def register(groups: Any) -> None:
+    """Add the `jobs` command group."""
+    parser = groups.add_parser(
+        "jobs", help="start, follow, answer, cancel and list jobs (deployed or --local)"
+    )
+    commands = parser.add_subparsers(dest="jobs_command", metavar="COMMAND")
+    commands.required = True
+    start = _command(commands, "start", "start a job", _start)
+    start.add_argument("prompt")
+    start.add_argument("--session", metavar="ID", help="continue this session (default: a new one)")
+    start.add_argument("--agent", metavar="ID", default="agent", help="agent id (default: agent)")
+    start.add_argument(
+        "--idempotency-key", metavar="K", help="retrying with the same key starts nothing new"
+    )
+    start.add_argument(
+        "--follow", action="store_true", help="follow it to the end (exit code = outcome)"
+    )
+    _command(commands, "status", "a job's status, result or error", _status).add_argument("job_id")
+    _command(
+        commands, "follow", "live progress until the job ends or waits for input", _follow
+    ).add_argument("job_id")
+    answer = _command(commands, "answer", "answer a job's pending interrupts", _answer)
+    answer.add_argument("job_id")
+    answer.add_argument(
+        "--interrupt",
+        metavar="IID",
+        action="append",
+        required=True,
+        help="interrupt id (repeat with --response)",
+    )
+    answer.add_argument(
+        "--response", metavar="JSON", action="append", required=True, help="its answer as JSON"
+    )
+    _command(commands, "cancel", "stop a running job", _cancel).add_argument("job_id")
+    ls = _command(commands, "ls", "jobs, newest first", _ls)
+    ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument("--status", help="only RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED jobs")
+    from elsai.cli.jobs_serve import add_serve
+
+    add_serve(commands)
+
+
+def _command(commands: Any, name: str, help_text: str, handler: Any) -> argparse.ArgumentParser:
+    sub: argparse.ArgumentParser = commands.add_parser(name, help=help_text, description=help_text)
+    where = sub.add_mutually_exclusive_group()
+    where.add_argument("--api-url", help="the API's base URL (…/v1)")
+    where.add_argument("--stack-name", help="read the ApiUrl output of this CloudFormation stack")
+    where.add_argument("--local", action="store_true", help="the local API of `elsai jobs serve`")
+    sub.add_argument("--region", help="AWS region (default: from the URL or your AWS config)")
+    sub.add_argument("--json", action="store_true", help="JSON (lines) instead of text")
+    sub.set_defaults(handler=lambda args: _guarded(handler, args))
+    return sub
+
+
+def client_for(args: argparse.Namespace) -> JobsClient:
+    """The client the location flags name (exactly one of them is needed)."""
+    if args.local:
+        return JobsClient(local_url(), sign=False)
+    if args.api_url:
+        return JobsClient(args.api_url, region=args.region)
+    if args.stack_name:
+        return JobsClient(stack_api_url(args.stack_name, args.region), region=args.region)
+    raise SystemExit(
+        "elsai: error: say where the API is: --api-url URL, --stack-name NAME or --local"
+    )
+
+
+def _guarded(handler: Any, args: argparse.Namespace) -> int:
+    try:
+        return int(handler(args, client_for(args)) or 0)
+    except ApiError as exc:
+        print(f"elsai: error: {exc.message} (HTTP {exc.status})", file=sys.stderr)
+        return 2 if exc.status < 500 else 1
+
+
+def _print(args: argparse.Namespace, body: Any, text: str) -> None:
+    print(
+        json.dumps(body, ensure_ascii=False, indent=None if args.json else 2) if args.json else text
+    )
+
+
+def _start(args: argparse.Namespace, client: JobsClient) -> int:
+    job = client.start(args.prompt, args.session, args.idempotency_key, agent_id=args.agent)
+    _print(args, job, f"job {job['job_id']} {job['status']} (session {job['session_id']})")
+    if args.follow:
+        return Follower(client, job["job_id"], sys.stdout, as_json=args.json).run()
+    return 0
+
+
+def _status(args: argparse.Namespace, client: JobsClient) -> int:
+    job = client.status(args.job_id)
+    lines = [
+        f"job {job['job_id']}: {job['status']}",
+        f"session {job.get('session_id')}, started {job.get('started_at')}",
+    ]
+    if isinstance(job.get("result"), dict) and job["result"].get("text"):
+        lines.append(f"result: {job['result']['text']}")
+    if job.get("error"):
+        lines.append(f"error: {job['error'].get('error')}: {job['error'].get('cause')}")
+    for interrupt in job.get("interrupts") or []:
+        lines.append(
+            f"waiting on {interrupt.get('id')}: {interrupt.get('name')} {json.dumps(interrupt.get('reason'))}"
+        )
+    _print(args, job, "\n".join(lines))
+    return 0
+
+
+def _follow(args: argparse.Namespace, client: JobsClient) -> int:
+    return Follower(client, args.job_id, sys.stdout, as_json=args.json).run()
+
+
+def _answer(args: argparse.Namespace, client: JobsClient) -> int:
+    if len(args.interrupt) != len(args.response):
+        raise SystemExit("elsai: error: give one --response per --interrupt")
+    responses = []
+    for iid, raw in zip(args.interrupt, args.response, strict=True):
+        try:
+            responses.append({"interruptId": iid, "response": json.loads(raw)})
+        except ValueError as exc:
+            raise SystemExit(f"elsai: error: --response for {iid} is not JSON: {exc}") from None
+    out = client.answer(args.job_id, responses)
+    _print(args, out, f"job {args.job_id}: answered {', '.join(out.get('answered', []))}")
+    return 0
+
+
+def _cancel(args: argparse.Namespace, client: JobsClient) -> int:
+    out = client.cancel(args.job_id)
+    _print(args, out, f"job {args.job_id}: {out['status']}")
+    return EXIT_CODES["SUCCEEDED"]
+
+
+def _ls(args: argparse.Namespace, client: JobsClient) -> int:
+    page = client.list(args.limit, None, args.status)
+    rows = [f"{j['job_id']:<50} {j['status']:<18} {j['started_at']}" for j in page["jobs"]]
+    _print(args, page, "\n".join(rows) if rows else "no jobs")
+    return 0

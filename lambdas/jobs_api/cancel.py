@@ -1,0 +1,74 @@
+"""Cancelling a job: stop its execution and remember that a client asked for it.
+
+Step Functions reports any stopped execution as ABORTED (an operator's StopExecution too), so
+the API writes a small record under ``jobs/<job_id>/cancelled.json`` before it stops the
+execution; a job that is ABORTED *and* has that record reports CANCELLED. Stopping never
+touches the session: the agent writes messages before its bookmark, so wherever the slice is
+cut off, the store is one the next job on that session resumes from or safely falls back from.
+"""
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from elsai.session import keys
+from jobs_api import aws, jobs
+from jobs_api.errors import Conflict, NotFound
+
+CANCEL_ERROR = "elsai.Cancelled"
+
+
+def is_cancelled(job_id: str) -> bool:
+    """Whether the API recorded a cancel request for `job_id`."""
+    return aws.storage().read(keys.job_cancel_key(job_id)) is not None
+
+
+def public_status(execution: dict[str, Any], job_id: str | None = None) -> str:
+    """The execution's status as clients see it: ABORTED by a cancel request is CANCELLED.
+
+    `job_id` names the job when the execution is a hand-off continuation of it.
+    """
+    status = str(execution["status"])
+    if status == "ABORTED" and is_cancelled(job_id or str(execution.get("name") or "")):
+        return "CANCELLED"
+    return status
+
+
+def cancel_job(job_id: str) -> dict[str, Any]:
+    """Stop a running job; Conflict if it already ended, NotFound if there is none."""
+    execution = jobs.describe_execution(job_id)
+    if execution["status"] != "RUNNING":
+        raise Conflict(
+            f"job {job_id!r} already ended with status {public_status(execution, job_id)}; "
+            "only a running job can be cancelled"
+        )
+    record = {"job_id": job_id, "requested_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    aws.s3().put_object(
+        Bucket=aws.bucket(),
+        Key=keys.job_cancel_key(job_id),
+        Body=json.dumps(record).encode(),
+        ContentType="application/json",
+    )
+    try:
+        aws.sfn().stop_execution(
+            executionArn=execution["executionArn"],
+            error=CANCEL_ERROR,
+            cause="cancelled through the jobs API",
+        )
+    except ClientError as exc:
+        if aws.error_code(exc) == "ExecutionDoesNotExist":
+            raise NotFound(f"no job {job_id!r}") from exc
+        raise
+    after = jobs.describe_execution(job_id)
+    # RUNNING: the stop is accepted and the execution is winding down (moto's engine stops
+    # asynchronously; AWS at once). Any other ending: it ended on its own between the calls.
+    if after["status"] not in ("ABORTED", "RUNNING"):
+        raise Conflict(
+            f"job {job_id!r} ended with status {after['status']} before it could be cancelled"
+        )
+    out: dict[str, Any] = {"job_id": job_id, "status": "CANCELLED"}
+    if after.get("stopDate") is not None:
+        out["stopped_at"] = after["stopDate"].isoformat()
+    return out

@@ -1,0 +1,176 @@
+"""The execution history of a job, read as progress: slices, retries, resumes, interrupts.
+
+Step Functions history events carry the state they belong to only on ``TaskStateEntered``,
+so reading from the middle needs a little context (which state runs, how many attempts
+failed); `HistoryState` is that context, and it travels inside the events cursor.
+"""
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from jobs_api import aws
+
+MAX_CAUSE_CHARS = 500
+HISTORY_PAGE = 1000  # Step Functions' largest page
+_ENDINGS = {
+    "ExecutionSucceeded": "SUCCEEDED",
+    "ExecutionFailed": "FAILED",
+    "ExecutionAborted": "ABORTED",
+    "ExecutionTimedOut": "TIMED_OUT",
+}
+
+
+class HistoryState(BaseModel):
+    """What history events before the cursor said: the current state, slice and failures."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    state: str | None = Field(default=None, max_length=80)  # a state name (ASL caps it at 80)
+    slice: int | None = Field(default=None, ge=0)
+    failures: int = Field(default=0, ge=0)
+
+
+def stamp(value: Any) -> str:
+    """An event time as ISO-8601 UTC, seconds precision with a Z (as stored messages are)."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(value)
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
+
+
+def _details(raw: dict[str, Any], kind: str) -> dict[str, Any]:
+    name = kind[0].lower() + kind[1:] + "EventDetails"
+    found = raw.get(name)
+    return found if isinstance(found, dict) else {}
+
+
+def _clip(text: Any) -> str | None:
+    if text is None:
+        return None
+    value = str(text)
+    return value if len(value) <= MAX_CAUSE_CHARS else value[:MAX_CAUSE_CHARS] + "…"
+
+
+def _entered(raw: dict[str, Any], state: HistoryState) -> tuple[list[dict[str, Any]], HistoryState]:
+    details = _details(raw, "StateEntered")
+    name = str(details.get("name", ""))
+    data = _json(details.get("input"))
+    slice_no = data.get("slice") if isinstance(data, dict) else None
+    if type(slice_no) is not int or slice_no < 0:  # bools and floats are not slice numbers
+        slice_no = state.slice
+    new = HistoryState(state=name[:80], slice=slice_no, failures=0)
+    if name == "RunSlice":
+        return [{"type": "slice_started", "slice": slice_no}], new
+    if name == "WaitForResponses":
+        return [{"type": "waiting_for_input", "slice": slice_no}], new
+    return [], new
+
+
+def _slice_result(payload: dict[str, Any], slice_no: int | None) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if payload.get("resumed_from_checkpoint"):
+        out.append(
+            {"type": "resumed", "slice": slice_no, "position": payload.get("resume_position")}
+        )
+    out.append({
+        "type": "slice_ended", "slice": slice_no, "status": payload.get("status"),
+        "stop_reason": payload.get("stop_reason"), "cycles": payload.get("cycles"),
+    })  # fmt: skip
+    if payload.get("status") == "interrupted":
+        asked = [
+            {"id": i.get("id"), "name": i.get("name"), "reason": _clip(json.dumps(i.get("reason")))}
+            for i in payload.get("interrupts") or []
+            if isinstance(i, dict)
+        ]
+        out.append({"type": "interrupted", "slice": slice_no, "interrupts": asked})
+    return out
+
+
+def _succeeded(raw: dict[str, Any], state: HistoryState) -> list[dict[str, Any]]:
+    output = _json(_details(raw, "TaskSucceeded").get("output"))
+    payload = output.get("Payload") if isinstance(output, dict) else None
+    if state.state == "RunSlice" and isinstance(payload, dict):
+        return _slice_result(payload, state.slice)
+    if state.state == "WaitForResponses" and isinstance(output, dict):
+        answers = output.get("interrupt_responses") or []
+        ids = [a.get("interruptId") for a in answers if isinstance(a, dict)]
+        return [{"type": "answered", "slice": state.slice, "interrupt_ids": ids}]
+    return []
+
+
+def convert(raw: dict[str, Any], state: HistoryState) -> tuple[list[dict[str, Any]], HistoryState]:
+    """The public events one raw history event stands for, and the context after it."""
+    kind = str(raw.get("type", ""))
+    if kind == "TaskStateEntered":
+        return _entered(raw, state)
+    if kind == "TaskScheduled" and state.failures and state.state == "RunSlice":
+        return [{"type": "retry", "slice": state.slice, "attempt": state.failures + 1}], state
+    if kind in ("TaskFailed", "TaskTimedOut", "TaskStartFailed", "TaskSubmitFailed"):
+        details = _details(raw, kind)
+        event = {
+            "type": "attempt_failed", "state": state.state, "slice": state.slice,
+            "error": details.get("error") or ("States.Timeout" if kind == "TaskTimedOut" else None),
+            "cause": _clip(details.get("cause")),
+        }  # fmt: skip
+        return [event], state.model_copy(update={"failures": state.failures + 1})
+    if kind == "TaskSucceeded":
+        return _succeeded(raw, state), state
+    if kind in _ENDINGS:
+        details = _details(raw, kind)
+        event: dict[str, Any] = {"type": "job_ended", "status": _ENDINGS[kind]}
+        if details.get("error") or details.get("cause"):
+            event["error"] = details.get("error")
+            event["cause"] = _clip(details.get("cause"))
+        return [event], state
+    return [], state
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    """Public events after a cursor, each with its raw id and the context after it.
+
+    `scanned_id` / `scanned_state`: how far the scan got, for a page that takes every event.
+    """
+
+    events: list[tuple[dict[str, Any], int, HistoryState]]
+    scanned_id: int
+    scanned_state: HistoryState
+
+
+def history_events(
+    execution_arn: str, after_id: int, state: HistoryState, limit: int
+) -> HistoryPage:
+    """Public events after raw event `after_id`, at most `limit` of them.
+
+    Stops before the first raw event whose events would go past `limit` (never splits one).
+    """
+    out: list[tuple[dict[str, Any], int, HistoryState]] = []
+    scanned = after_id
+    token: str | None = None
+    while True:
+        kwargs: dict[str, Any] = {"executionArn": execution_arn, "maxResults": HISTORY_PAGE}
+        if token:
+            kwargs["nextToken"] = token
+        page = aws.sfn().get_execution_history(**kwargs)
+        for raw in sorted(page.get("events", []), key=lambda e: int(e.get("id", 0))):
+            raw_id = int(raw.get("id", 0))
+            if raw_id <= scanned:
+                continue
+            events, after = convert(raw, state)
+            if out and len(out) + len(events) > limit:
+                return HistoryPage(events=out, scanned_id=scanned, scanned_state=state)
+            at = stamp(raw.get("timestamp"))
+            out.extend(({**e, "id": raw_id, "at": at}, raw_id, after) for e in events)
+            scanned, state = raw_id, after
+        token = page.get("nextToken")
+        if not token:
+            return HistoryPage(events=out, scanned_id=scanned, scanned_state=state)

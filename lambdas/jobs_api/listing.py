@@ -1,0 +1,39 @@
+"""Listing jobs: the newest executions of the jobs state machine, paged by Step Functions."""
+
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from jobs_api import aws
+from jobs_api.cancel import public_status
+from jobs_api.errors import InvalidRequest
+
+MAX_LIST = 100
+_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+
+
+def list_jobs(limit: int, after: str | None, status: str | None) -> dict[str, Any]:
+    """Up to `limit` jobs, newest first, and the cursor of the next page (None at the end)."""
+    if status is not None and status not in _STATUSES:
+        raise InvalidRequest(f"status must be one of {', '.join(_STATUSES)}")
+    kwargs: dict[str, Any] = {"stateMachineArn": aws.machine_arn(), "maxResults": limit}
+    if after:
+        kwargs["nextToken"] = after
+    if status:
+        kwargs["statusFilter"] = status
+    try:
+        page = aws.sfn().list_executions(**kwargs)
+    except ClientError as exc:
+        if aws.error_code(exc) in ("InvalidToken", "ValidationException"):
+            raise InvalidRequest("the cursor is not one this API handed out") from exc
+        raise
+    jobs = [
+        {
+            "job_id": e["name"],
+            "status": public_status(e),
+            "started_at": e["startDate"].isoformat(),
+            **({"stopped_at": e["stopDate"].isoformat()} if e.get("stopDate") else {}),
+        }
+        for e in page.get("executions", [])
+    ]
+    return {"jobs": jobs, "cursor": page.get("nextToken")}
