@@ -175,13 +175,15 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     assert by_action["states:SendTaskSuccess"] == ["*"]
 
 
-def test_api_may_write_only_cancel_records(template_dict: dict[str, Any]) -> None:
+def test_api_may_write_only_cancel_records_and_answer_claims(
+    template_dict: dict[str, Any],
+) -> None:
     s3 = _for_service(_statements(template_dict, "ApiFunctionRole"), "s3")
     writes = [s for s in s3 if any(a.startswith(("s3:Put", "s3:Delete")) for a in _actions(s))]
     (stmt,) = writes
     assert _actions(stmt) == ["s3:PutObject"]
-    (res,) = _resources_of(stmt)
-    assert res["Fn::Join"][1][-1] == "/jobs/*/cancelled.json"
+    suffixes = {res["Fn::Join"][1][-1] for res in _resources_of(stmt)}
+    assert suffixes == {"/jobs/*/cancelled.json", "/jobs/*/answers/*"}
 
 
 def test_state_machine_may_only_invoke_the_agent_function(template_dict: dict[str, Any]) -> None:

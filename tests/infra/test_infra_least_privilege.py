@@ -50,21 +50,27 @@ def _object_suffixes(pairs: list[tuple[str, str]]) -> set[str]:
     return out
 
 
+API_WRITES = {"/jobs/*/cancelled.json", "/jobs/*/answers/*"}
+
+
 @pytest.mark.parametrize("role", ["AgentFunctionRole", "ApiFunctionRole"])
 def test_object_grants_name_only_the_session_and_job_prefixes(
     template_dict: dict[str, Any], role: str
 ) -> None:
-    pairs = _s3(template_dict, role)
+    pairs = [(a, r) for a, r in _s3(template_dict, role) if not a.startswith("s3:Put")]
     assert _object_suffixes(pairs) == {"/session_*", "/jobs/*"}
-    assert not any(a.startswith("s3:Delete") for a, _ in pairs)
+    assert not any(a.startswith("s3:Delete") for a, _ in _s3(template_dict, role))
 
 
-def test_agent_may_put_but_the_api_may_not(template_dict: dict[str, Any]) -> None:
+def test_agent_may_put_but_the_api_only_its_two_records(template_dict: dict[str, Any]) -> None:
     agent = {a for a, _ in _s3(template_dict, "AgentFunctionRole")}
-    api = {a for a, _ in _s3(template_dict, "ApiFunctionRole")}
+    api = _s3(template_dict, "ApiFunctionRole")
     assert "s3:PutObject" in agent and "s3:GetObject*" in agent
-    assert "s3:GetObject*" in api
-    assert not any(a.startswith(("s3:Put", "s3:Abort")) for a in api)
+    assert "s3:GetObject*" in {a for a, _ in api}
+    puts = [(a, r) for a, r in api if a.startswith(("s3:Put", "s3:Abort"))]
+    assert {a for a, _ in puts} == {"s3:PutObject"}
+    # Cancel records and answer claims only: never a session's messages or bookmark.
+    assert _object_suffixes(puts) == API_WRITES
 
 
 @pytest.fixture(scope="module")
