@@ -1,7 +1,9 @@
 """`elsai local run`: the main job, offline.
 
 It runs the synthesized state machine on moto, a Lambda killed mid-tool, the Step Functions
-retry, and the checkpoint resume that completes the job.
+retry, and the checkpoint resume that completes the job. `--agent-factory` and
+`--pythonpath` run a user's own agent instead of the template's, and `--answer` finishes a
+job that stops for a person (exit code 4 while it waits).
 
 The runtime lives in the repo's `infra/local` (beside the CDK app it runs), not in the
 installed package, so this command works from a checkout: it finds the repo root and puts
@@ -19,6 +21,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from elsai.cli.local_answers import (
+    EXIT_CODES_HELP,
+    EXIT_USAGE,
+    exit_code,
+    parse_answers,
+    print_waiting,
+    run_to_end,
+)
 from elsai.cli.render import Style
 
 DEFAULT_PROMPT = "Process orders 1, 2 and 3"
@@ -41,6 +51,8 @@ def register(groups: Any) -> None:
         description="Runs PROMPT as a job through the real (synthesized) Step Functions definition on a local moto "
         "server. The agent Lambda is the real handler in a child process; by default the first attempt is "
         "SIGKILLed inside its 2nd tool call, Step Functions retries it, and the checkpoint resumes it.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_run_options(run)
     run.set_defaults(handler=_run)
@@ -62,6 +74,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         help="SIGKILL the Lambda inside the job's N-th tool run (default 2)",
     )
     run.add_argument("--no-kill", action="store_true", help="no fault injection")
+    _add_agent_options(run)
     run.add_argument(
         "--model",
         choices=("scripted", "bedrock"),
@@ -94,6 +107,65 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print one JSON summary instead of live progress"
     )
     run.add_argument("--no-color", action="store_true", help="never colour (also: NO_COLOR env)")
+
+
+def _add_agent_options(run: argparse.ArgumentParser) -> None:
+    """Whose agent runs, in which session, and the answers to its interrupts."""
+    run.add_argument(
+        "--agent-factory",
+        metavar="MODULE:FUNCTION",
+        help="the agent factory the Lambda children call (default: the template's, example_agent:build_agent)",
+    )
+    run.add_argument(
+        "--pythonpath",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory added to the children's import path (repeatable; kept after the checkout's own)",
+    )
+    run.add_argument("--session-id", help="the job's session id (default: a new one)")
+    run.add_argument(
+        "--answer",
+        action="append",
+        default=[],
+        metavar="INTERRUPT_ID=JSON",
+        help="the response to one interrupt, posted when the job asks it (repeatable)",
+    )
+
+
+def _agent_options(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """--pythonpath as absolute paths and --answer parsed; a bad value is a ValueError."""
+    factory = args.agent_factory
+    if factory is not None:
+        module, sep, function = factory.partition(":")
+        if not (sep and module.strip() and function.strip()):
+            raise ValueError(f"--agent-factory {factory!r}: expected MODULE:FUNCTION")
+    paths = []
+    for raw in args.pythonpath:
+        path = Path(raw).expanduser().resolve()
+        if not path.is_dir():
+            raise ValueError(f"--pythonpath {raw!r}: not a directory")
+        paths.append(str(path))
+    return tuple(paths), parse_answers(args.answer)
+
+
+def import_local_runtime(root: Path | str | None = None) -> Any:
+    """The checkout's `infra.local` module (LocalRuntime and the fault plans), from anywhere.
+
+    The runtime lives in the checkout beside the CDK app, not in the installed package; this
+    puts the checkout at or above `root` (default: the current directory) on sys.path first.
+    """
+    found = find_repo_root(Path(root) if root is not None else None)
+    if found is None:
+        raise RuntimeError(
+            f"no elsai checkout (cdk.json + infra/ + lambdas/) at or above {root or Path.cwd()}"
+        )
+    for path in (str(found / "lambdas"), str(found)):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    import importlib
+
+    return importlib.import_module("infra.local")
 
 
 def find_repo_root(start: Path | None = None) -> Path | None:
@@ -137,20 +209,23 @@ def _run(args: argparse.Namespace) -> int:
     if root is None:
         print("elsai: error: `elsai local` runs the serverless stack from a repo checkout; no directory holding "
               "cdk.json, infra/ and lambdas/ was found at or above " + str(Path.cwd()), file=sys.stderr)  # fmt: skip
-        return 2
-    for path in (str(root / "lambdas"), str(root)):
-        if path not in sys.path:
-            sys.path.insert(0, path)
+        return EXIT_USAGE
+    try:
+        pythonpath, answers = _agent_options(args)
+    except ValueError as exc:
+        print(f"elsai: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         import moto.server  # noqa: F401
 
-        from infra.local import LocalRuntime, kill_in_job_tool
+        local = import_local_runtime(root)
+        LocalRuntime, kill_in_job_tool = local.LocalRuntime, local.kill_in_job_tool  # noqa: N806
     except ImportError as exc:
         print(
             f"elsai: error: `elsai local` needs the dev extra (moto[server], aws-cdk-lib, powertools): pip install -e '.[dev]' ({exc})",
             file=sys.stderr,
         )
-        return 2
+        return EXIT_USAGE
     credentials = _bedrock_credentials() if args.model == "bedrock" else None
     style = Style.for_stream(sys.stdout, no_color=args.no_color)
     started = time.monotonic()
@@ -175,7 +250,7 @@ def _run(args: argparse.Namespace) -> int:
         margin = 1000
         timeout = args.slice_seconds + margin / 1000
     faults = None if args.no_kill else kill_in_job_tool(args.kill_in_tool)
-    with LocalRuntime(root=root, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
+    with LocalRuntime(root=root, agent_factory=args.agent_factory, pythonpath=pythonpath, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
                       faults=faults, on_event=show, bedrock_credentials=credentials, preloaded=not args.cold_start) as runtime:  # fmt: skip
         if not args.json:
             print(
@@ -184,14 +259,16 @@ def _run(args: argparse.Namespace) -> int:
                 ),
                 flush=True,
             )
-        job = runtime.start_job(args.prompt)
-        final = runtime.wait(job["job_id"], timeout=args.timeout)
+        job = runtime.start_job(args.prompt, session_id=args.session_id)
+        final = run_to_end(runtime, job["job_id"], answers, args.timeout)
         summary = _summary(runtime, job, final)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
     else:
         _print_summary(summary, style)
-    return 0 if final["status"] == "SUCCEEDED" else 1
+        if summary["status"] == "WAITING_FOR_INPUT":
+            print_waiting(summary, ["elsai", *sys.argv[1:]], style)
+    return exit_code(summary["status"])
 
 
 def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[str, Any]:
@@ -209,6 +286,9 @@ def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[s
         "status": final["status"],
         "text": (final.get("result") or {}).get("text", ""),
         "error": final.get("error"),
+        "interrupts": final.get("interrupts") or []
+        if final["status"] == "WAITING_FOR_INPUT"
+        else [],
         "slices": len({r.info.slice for r in records}),
         "attempts": len(records),
         "killed": [

@@ -151,9 +151,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         if self.preloaded:  # starts importing now, in parallel with the resource setup
             env = {
                 **os.environ,
-                "PYTHONPATH": os.pathsep.join(
-                    [str(self.root), str(self.root / "lambdas"), *self.pythonpath]
-                ),
+                "PYTHONPATH": self._child_pythonpath(),
             }
             self._zygote = Zygote(self.root, env)
         self._create_resources(template)
@@ -348,6 +346,13 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             runs,
         )
 
+    def _child_pythonpath(self) -> str:
+        """The checkout, lambdas/, the caller's `pythonpath`, then any PYTHONPATH already set."""
+        inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        return os.pathsep.join(
+            [str(self.root), str(self.root / "lambdas"), *map(str, self.pythonpath), *inherited]
+        )
+
     def _child_env(self, record: InvocationRecord, timeout_s: float) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _ENDPOINT_VARS}
         env.update(self.agent_env)
@@ -358,7 +363,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             "ELSAI_LOCAL_MEMORY_MB": str(self.memory_mb), "ELSAI_LOCAL_REQUEST_ID": record.request_id,
             "ELSAI_LOCAL_LEDGER": str(self.ledger_path), FAULT_ENV: record.fault.to_env() if record.fault else "",
             "ELSAI_LOCAL_INVOCATION": json.dumps({"job_id": record.info.job_id, "slice": record.info.slice, "attempt": record.info.attempt}),
-            "PYTHONPATH": os.pathsep.join([str(self.root), str(self.root / "lambdas"), *self.pythonpath]),
+            "PYTHONPATH": self._child_pythonpath(),
             "PYTHONUNBUFFERED": "1",
         })  # fmt: skip
         if self.safety_margin_ms is not None:

@@ -1,0 +1,91 @@
+"""`elsai local run --answer`: finish a job that waits for a person, from the command line.
+
+The local runtime lives only as long as the command, so a second run replays the job from
+the start on a fresh moto; interrupt ids are derived from the tool call and the interrupt's
+name, so the same job asks the same ids again and the answers given on the command line
+are posted as soon as it asks.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any
+
+from elsai.cli.render import Style
+
+EXIT_SUCCEEDED, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 4
+EXIT_CODES_HELP = """exit codes:
+  0  the job SUCCEEDED
+  1  the job failed (FAILED, TIMED_OUT, ABORTED, CANCELLED)
+  2  bad usage (options, no checkout, missing dev extra)
+  4  the job is WAITING_FOR_INPUT: it printed the interrupt ids; run again with
+     --answer INTERRUPT_ID=JSON for each (and the same --session-id) to finish it"""
+
+
+def parse_answers(values: list[str] | None) -> dict[str, Any]:
+    """`ID=JSON` pairs to {id: response}; a malformed one is a ValueError naming it."""
+    answers: dict[str, Any] = {}
+    for value in values or []:
+        interrupt_id, sep, raw = value.partition("=")
+        if not sep or not interrupt_id.strip():
+            raise ValueError(f"--answer {value!r}: expected INTERRUPT_ID=JSON")
+        try:
+            answers[interrupt_id.strip()] = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(
+                f"--answer {value!r}: the response is not JSON ({exc}); a string needs quotes, "
+                f"e.g. {interrupt_id}='\"approve\"'"
+            ) from None
+    return answers
+
+
+def run_to_end(
+    runtime: Any, job_id: str, answers: dict[str, Any], timeout: float
+) -> dict[str, Any]:
+    """Wait for the job; answer each wait whose interrupts all have answers; return the last state."""
+    while True:
+        state = runtime.wait(job_id, timeout=timeout)
+        if state["status"] != "WAITING_FOR_INPUT":
+            return state
+        pending = [str(i["id"]) for i in state.get("interrupts") or []]
+        if not pending or any(i not in answers for i in pending):
+            return state
+        runtime.answer(job_id, [{"interruptId": i, "response": answers[i]} for i in pending])
+
+
+def exit_code(status: str) -> int:
+    """0 succeeded, 4 waiting for input, 1 anything else."""
+    if status == "SUCCEEDED":
+        return EXIT_SUCCEEDED
+    return EXIT_WAITING if status == "WAITING_FOR_INPUT" else EXIT_FAILED
+
+
+def print_waiting(summary: dict[str, Any], rerun: list[str], style: Style) -> None:
+    """The interrupts a waiting job asks, and the command that answers them."""
+    interrupts = summary.get("interrupts") or []
+    print(style.paint(f"  waiting for {len(interrupts)} answer(s):", "bold", "magenta"))
+    for i in interrupts:
+        print(f"    {i['id']}  {i.get('name')}  reason: {json.dumps(i.get('reason'), default=str)}")
+    flags = ["--session-id", str(summary["session_id"])]
+    for i in interrupts:
+        flags += ["--answer", f"{i['id']}=JSON"]
+    print("  answer with (JSON, e.g. '\"approve\"' or '{\"ok\": true}'):")
+    print("    " + shlex.join([*_without_session(rerun), *flags]))
+
+
+def _without_session(argv: list[str]) -> list[str]:
+    """The command as typed, minus any --session-id/--answer (the hint adds its own)."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in ("--session-id", "--answer"):
+            skip = True
+            continue
+        if arg.startswith(("--session-id=", "--answer=")):
+            continue
+        out.append(arg)
+    return out
