@@ -18,6 +18,7 @@ from elsai import Agent, tool
 from elsai.models import ScriptedModel
 from elsai.tools import ToolContext
 from elsai.types import tool_results
+from shop_words import VERB  # from the PYTHONPATH the user already had
 
 
 @tool
@@ -28,7 +29,7 @@ def ship(order_id: str, ctx: ToolContext) -> str:
         order_id: The order to ship.
     """
     decision = ctx.interrupt("confirm_shipping", {"order_id": order_id})
-    return f"shipping {order_id}: {decision['verdict']}"
+    return f"{VERB} {order_id}: {decision['verdict']}"
 
 
 def turn(request):
@@ -56,6 +57,7 @@ def test_own_agent_waits_then_the_answer_finishes_it(tmp_path: Path) -> None:
     (project / "my_shop_agent.py").write_text(textwrap.dedent(USER_MODULE))
     elsewhere = tmp_path / "elsewhere"  # an existing PYTHONPATH entry the children keep
     elsewhere.mkdir()
+    (elsewhere / "shop_words.py").write_text('VERB = "shipping"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_", "ELSAI_"))}
     env.update({"JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20", "NO_COLOR": "1",
                 "PYTHONPATH": str(elsewhere)})  # fmt: skip
