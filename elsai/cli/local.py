@@ -24,8 +24,8 @@ from typing import Any
 from elsai.cli.local_answers import (
     EXIT_CODES_HELP,
     EXIT_USAGE,
+    agent_options,
     exit_code,
-    parse_answers,
     print_waiting,
     run_to_end,
 )
@@ -133,29 +133,16 @@ def _add_agent_options(run: argparse.ArgumentParser) -> None:
     )
 
 
-def _agent_options(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, Any]]:
-    """--pythonpath as absolute paths and --answer parsed; a bad value is a ValueError."""
-    factory = args.agent_factory
-    if factory is not None:
-        module, sep, function = factory.partition(":")
-        if not (sep and module.strip() and function.strip()):
-            raise ValueError(f"--agent-factory {factory!r}: expected MODULE:FUNCTION")
-    paths = []
-    for raw in args.pythonpath:
-        path = Path(raw).expanduser().resolve()
-        if not path.is_dir():
-            raise ValueError(f"--pythonpath {raw!r}: not a directory")
-        paths.append(str(path))
-    return tuple(paths), parse_answers(args.answer)
-
-
 def import_local_runtime(root: Path | str | None = None) -> Any:
     """The checkout's `infra.local` module (LocalRuntime and the fault plans), from anywhere.
 
     The runtime lives in the checkout beside the CDK app, not in the installed package; this
-    puts the checkout at or above `root` (default: the current directory) on sys.path first.
+    puts the checkout at or above `root` on sys.path first. Default: the current directory's
+    checkout, else the one an editable install (`pip install -e .`) of elsai points into.
     """
     found = find_repo_root(Path(root) if root is not None else None)
+    if found is None and root is None:
+        found = find_repo_root(Path(__file__).resolve().parent)
     if found is None:
         raise RuntimeError(
             f"no elsai checkout (cdk.json + infra/ + lambdas/) at or above {root or Path.cwd()}"
@@ -211,7 +198,7 @@ def _run(args: argparse.Namespace) -> int:
               "cdk.json, infra/ and lambdas/ was found at or above " + str(Path.cwd()), file=sys.stderr)  # fmt: skip
         return EXIT_USAGE
     try:
-        pythonpath, answers = _agent_options(args)
+        pythonpath, answers = agent_options(args)
     except ValueError as exc:
         print(f"elsai: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

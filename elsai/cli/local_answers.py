@@ -1,4 +1,4 @@
-"""`elsai local run --answer`: finish a job that waits for a person, from the command line.
+"""`elsai local run` with your own agent, and `--answer`: finish a waiting job from the CLI.
 
 The local runtime lives only as long as the command, so a second run replays the job from
 the start on a fresh moto; interrupt ids are derived from the tool call and the interrupt's
@@ -8,8 +8,10 @@ are posted as soon as it asks.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shlex
+from pathlib import Path
 from typing import Any
 
 from elsai.cli.render import Style
@@ -21,6 +23,22 @@ EXIT_CODES_HELP = """exit codes:
   2  bad usage (options, no checkout, missing dev extra)
   4  the job is WAITING_FOR_INPUT: it printed the interrupt ids; run again with
      --answer INTERRUPT_ID=JSON for each (and the same --session-id) to finish it"""
+
+
+def agent_options(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """--pythonpath as absolute paths and --answer parsed; a bad value is a ValueError."""
+    factory = args.agent_factory
+    if factory is not None:
+        module, sep, function = factory.partition(":")
+        if not (sep and module.strip() and function.strip()):
+            raise ValueError(f"--agent-factory {factory!r}: expected MODULE:FUNCTION")
+    paths = []
+    for raw in args.pythonpath:
+        path = Path(raw).expanduser().resolve()
+        if not path.is_dir():
+            raise ValueError(f"--pythonpath {raw!r}: not a directory")
+        paths.append(str(path))
+    return tuple(paths), parse_answers(args.answer)
 
 
 def parse_answers(values: list[str] | None) -> dict[str, Any]:

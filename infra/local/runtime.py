@@ -76,7 +76,8 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         bedrock_credentials: dict[str, str] | None = None,
         preloaded: bool = True,
     ) -> None:
-        found = root or find_repo_root()
+        # default: the checkout at or above the cwd, else the one this module is in
+        found = root or find_repo_root() or find_repo_root(Path(__file__).resolve().parent)
         if found is None:
             raise RuntimeError(
                 "not inside an elsai repo checkout (no cdk.json + infra/ + lambdas/ above the current directory)"
