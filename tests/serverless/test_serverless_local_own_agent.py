@@ -89,3 +89,12 @@ def test_bad_answer_and_factory_are_usage_errors(tmp_path: Path) -> None:
     assert bad_json.returncode == 2 and "abc='\"approve\"'" in bad_json.stderr, bad_json.stderr
     assert bad_factory.returncode == 2 and "expected MODULE:FUNCTION" in bad_factory.stderr
     assert bad_path.returncode == 2 and "not a directory" in bad_path.stderr
+
+
+def test_help_documents_the_exit_codes_and_the_own_agent_options() -> None:
+    proc = subprocess.run([sys.executable, "-m", "elsai.cli", "local", "run", "--help"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "4  the job is WAITING_FOR_INPUT" in proc.stdout and "1  the job failed" in proc.stdout
+    for option in ("--agent-factory", "--pythonpath", "--session-id", "--answer INTERRUPT_ID=JSON"):
+        assert option in proc.stdout, option
