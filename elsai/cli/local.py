@@ -254,7 +254,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         _print_summary(summary, style)
         if summary["status"] == "WAITING_FOR_INPUT":
-            print_waiting(summary, ["elsai", *sys.argv[1:]], style)
+            print_waiting(summary, ["elsai", *sys.argv[1:]], style, answers)
     return exit_code(summary["status"])
 
 

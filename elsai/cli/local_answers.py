@@ -79,9 +79,14 @@ def exit_code(status: str) -> int:
     return EXIT_WAITING if status == "WAITING_FOR_INPUT" else EXIT_FAILED
 
 
-def print_waiting(summary: dict[str, Any], rerun: list[str], style: Style) -> None:
+def print_waiting(
+    summary: dict[str, Any], rerun: list[str], style: Style, answers: dict[str, Any]
+) -> None:
     """The interrupts a waiting job asks, and the command that answers them."""
     interrupts = summary.get("interrupts") or []
+    unused = sorted(set(answers) - {str(i["id"]) for i in interrupts})
+    if unused:
+        print(style.paint(f"  --answer ids this wait does not ask: {', '.join(unused)}", "yellow"))
     print(style.paint(f"  waiting for {len(interrupts)} answer(s):", "bold", "magenta"))
     for i in interrupts:
         print(f"    {i['id']}  {i.get('name')}  reason: {json.dumps(i.get('reason'), default=str)}")

@@ -70,7 +70,12 @@ def test_own_agent_waits_then_the_answer_finishes_it(tmp_path: Path) -> None:
     (interrupt_id,) = re.findall(r"^    (\S+)  confirm_shipping  reason: \{\"order_id\": \"7\"\}$",
                                  first.stdout, re.M)  # fmt: skip
     assert f"--session-id shop-1 --answer {interrupt_id}=JSON" in first.stdout
-    assert "tool runs:" in first.stdout
+    assert "does not ask" not in first.stdout
+
+    wrong = _run(*own, "--session-id", "shop-1", "--answer", 'interrupt-nope="yes"', env=env)
+    assert wrong.returncode == 4, wrong.stdout + wrong.stderr
+    assert "--answer ids this wait does not ask: interrupt-nope" in wrong.stdout
+    assert f"{interrupt_id}  confirm_shipping" in wrong.stdout
 
     second = _run(*own, "--session-id", "shop-1", "--answer",
                   f'{interrupt_id}={{"verdict": "approved"}}', env=env)  # fmt: skip
