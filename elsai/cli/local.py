@@ -191,7 +191,8 @@ def _bedrock_credentials() -> dict[str, str]:
     return out
 
 
-def _run(args: argparse.Namespace) -> int:
+def _prepare(args: argparse.Namespace) -> int | tuple[Path, tuple[str, ...], dict[str, Any], Any]:
+    """The checkout, the agent options and `infra.local`; an exit code if one is missing."""
     root = find_repo_root()
     if root is None:
         print("elsai: error: `elsai local` runs the serverless stack from a repo checkout; no directory holding "
@@ -206,13 +207,21 @@ def _run(args: argparse.Namespace) -> int:
         import moto.server  # noqa: F401
 
         local = import_local_runtime(root)
-        LocalRuntime, kill_in_job_tool = local.LocalRuntime, local.kill_in_job_tool  # noqa: N806
     except ImportError as exc:
         print(
             f"elsai: error: `elsai local` needs the dev extra (moto[server], aws-cdk-lib, powertools): pip install -e '.[dev]' ({exc})",
             file=sys.stderr,
         )
         return EXIT_USAGE
+    return root, pythonpath, answers, local
+
+
+def _run(args: argparse.Namespace) -> int:
+    prepared = _prepare(args)
+    if isinstance(prepared, int):
+        return prepared
+    root, pythonpath, answers, local = prepared
+    LocalRuntime, kill_in_job_tool = local.LocalRuntime, local.kill_in_job_tool  # noqa: N806
     credentials = _bedrock_credentials() if args.model == "bedrock" else None
     style = Style.for_stream(sys.stdout, no_color=args.no_color)
     started = time.monotonic()
