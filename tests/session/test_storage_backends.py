@@ -71,6 +71,20 @@ def test_replace_with_stale_version_conflicts(storage: StorageBackend) -> None:
     assert storage.read(BOOKMARK) == StoredObject(b"v2", v2)
 
 
+def test_a_conflict_says_what_happened_and_what_to_do(storage: StorageBackend) -> None:
+    v1 = storage.create(BOOKMARK, b"v1")
+    storage.replace(BOOKMARK, b"v2", expected_version=v1)
+    for attempt in (
+        lambda: storage.create(BOOKMARK, b"again"),
+        lambda: storage.replace(BOOKMARK, b"late", expected_version=v1),
+    ):
+        with pytest.raises(SessionConflictError) as caught:
+            attempt()
+        text = str(caught.value)
+        assert "another writer" in text and "nothing was overwritten" in text
+        assert "rebuild the agent with the same session_id and agent_id" in text
+
+
 def test_replace_expecting_absence_on_existing_key_conflicts(storage: StorageBackend) -> None:
     v1 = storage.create(BOOKMARK, b"v1")
     with pytest.raises(SessionConflictError):

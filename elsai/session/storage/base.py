@@ -19,6 +19,13 @@ from dataclasses import dataclass
 
 from elsai.errors import ElsaiError, SessionConflictError
 
+#: What a caller should do about a lost race (appended to every conflict message).
+CONFLICT_ADVICE = (
+    ". What to do: if another process is working on this agent, let it finish; then rebuild "
+    "the agent with the same session_id and agent_id and invoke it again, and it continues "
+    "from what is stored (`elsai sessions show` shows what that is)"
+)
+
 __all__ = ["SessionConflictError", "StorageBackend", "StorageError", "StoredObject"]
 
 

@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterator
 
 from elsai.session.storage.base import (
+    CONFLICT_ADVICE,
     SessionConflictError,
     StorageBackend,
     StorageError,
@@ -165,7 +166,7 @@ class FileStorage(StorageBackend):
                 if not self._holds(path, _identity(tmp)):
                     raise SessionConflictError(
                         f"{path} already exists: another writer created it first; "
-                        "nothing was overwritten"
+                        "nothing was overwritten" + CONFLICT_ADVICE
                     ) from None
             except OSError as exc:
                 if not self._holds(path, _identity(tmp)):
@@ -219,7 +220,7 @@ class FileStorage(StorageBackend):
             raise SessionConflictError(
                 f"{path} changed since it was read (expected version {expected_version}, "
                 f"found {current.version}): another writer got there first; "
-                "nothing was overwritten"
+                "nothing was overwritten" + CONFLICT_ADVICE
             )
 
     def _holds(self, path: str, identity: tuple[int, int] | None) -> bool:

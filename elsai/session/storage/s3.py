@@ -44,6 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from elsai.session.storage.base import (
+    CONFLICT_ADVICE,
     SessionConflictError,
     StorageBackend,
     StorageError,
@@ -306,11 +307,11 @@ class S3Storage(StorageBackend):
         if if_match is None:
             return (
                 f"{url} already exists ({code}): another writer created it first; "
-                "nothing was overwritten"
+                "nothing was overwritten" + CONFLICT_ADVICE
             )
         return (
             f"{url} changed since it was read (expected ETag {if_match}, S3 said {code}): "
-            "another writer got there first; nothing was overwritten"
+            "another writer got there first; nothing was overwritten" + CONFLICT_ADVICE
         )
 
     def _storage_error(self, action: str, key: str, exc: Exception) -> StorageError:
