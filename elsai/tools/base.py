@@ -30,6 +30,27 @@ class AgentTool(abc.ABC):
         return f"<{type(self).__name__} {self.name!r}>"
 
 
+class WrappedTool(AgentTool):
+    """A tool around another one: the model sees the inner tool's name and spec.
+
+    Subclasses change only `invoke` (a time limit, instrumentation, ...).
+    """
+
+    def __init__(self, inner: AgentTool) -> None:
+        """Wrap `inner`."""
+        self.inner = inner
+
+    @property
+    def name(self) -> str:
+        """The wrapped tool's name."""
+        return self.inner.name
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The wrapped tool's spec: the model sees the same tool."""
+        return self.inner.spec
+
+
 def error_result(tool_use_id: str, text: str) -> ToolResult:
     """An error result the model can read and react to."""
     return {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}

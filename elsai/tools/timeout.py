@@ -27,9 +27,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from elsai.errors import ToolError
-from elsai.tools.base import AgentTool, error_result
+from elsai.tools.base import AgentTool, WrappedTool, error_result
 from elsai.tools.context import ToolContext
-from elsai.types import ToolResult, ToolSpec, ToolUse
+from elsai.types import ToolResult, ToolUse
 
 T = TypeVar("T")
 
@@ -107,7 +107,7 @@ async def run_in_daemon_thread(func: Callable[..., T], *args: Any, **kwargs: Any
     return await future
 
 
-class TimeoutTool(AgentTool):
+class TimeoutTool(WrappedTool):
     """Any AgentTool with a time limit around its `invoke` (for tools `@tool` did not build).
 
     A timeout becomes an error result for the model, like every other tool failure.
@@ -117,18 +117,8 @@ class TimeoutTool(AgentTool):
         """Wrap `inner`; `seconds` must be a finite number above zero."""
         checked = validate_timeout(seconds)
         assert checked is not None
-        self.inner = inner
+        super().__init__(inner)
         self.timeout = checked
-
-    @property
-    def name(self) -> str:
-        """The wrapped tool's name."""
-        return self.inner.name
-
-    @property
-    def spec(self) -> ToolSpec:
-        """The wrapped tool's spec: the model sees the same tool."""
-        return self.inner.spec
 
     async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
         """Run the wrapped tool; past the timeout, cancel it and report the timeout."""

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from elsai.hooks.events import BeforeToolCallEvent
 from elsai.serverless import load_factory
-from elsai.tools.base import AgentTool
+from elsai.tools.base import AgentTool, WrappedTool
 from elsai.tools.context import ToolContext
-from elsai.types import ToolResult, ToolSpec, ToolUse
+from elsai.types import ToolResult, ToolUse
 from infra.local.faults import FAULT_ENV, Fault
 from infra.local.shapes import EVENT_MARK
 
@@ -71,18 +71,10 @@ class _Tap:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-class _TappedTool(AgentTool):
+class _TappedTool(WrappedTool):
     def __init__(self, inner: AgentTool, tap: _Tap) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.tap = tap
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def spec(self) -> ToolSpec:
-        return self.inner.spec
 
     async def invoke(self, tool_use: ToolUse, context: ToolContext) -> ToolResult:
         n = next(self.tap.counter)
