@@ -7,12 +7,14 @@ touches the session: the agent writes messages before its bookmark, so wherever 
 cut off, the store is one the next job on that session resumes from or safely falls back from.
 """
 
+import contextlib
 import json
 from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from elsai.errors import SessionConflictError
 from elsai.session import keys
 from jobs_api import aws, jobs
 from jobs_api.errors import Conflict, NotFound
@@ -45,12 +47,7 @@ def cancel_job(job_id: str) -> dict[str, Any]:
             "only a running job can be cancelled"
         )
     record = {"job_id": job_id, "requested_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    aws.s3().put_object(
-        Bucket=aws.bucket(),
-        Key=keys.job_cancel_key(job_id),
-        Body=json.dumps(record).encode(),
-        ContentType="application/json",
-    )
+    _record_cancel(job_id, json.dumps(record).encode())
     try:
         aws.sfn().stop_execution(
             executionArn=execution["executionArn"],
@@ -72,3 +69,11 @@ def cancel_job(job_id: str) -> dict[str, Any]:
     if after.get("stopDate") is not None:
         out["stopped_at"] = after["stopDate"].isoformat()
     return out
+
+
+def _record_cancel(job_id: str, data: bytes) -> None:
+    """Write the cancel record through the session store, like every other API write."""
+    storage, key = aws.storage(), keys.job_cancel_key(job_id)
+    current = storage.read(key)
+    with contextlib.suppress(SessionConflictError):  # a concurrent cancel recorded it already
+        storage.replace(key, data, expected_version=current.version if current else None)
