@@ -47,7 +47,7 @@ $(VENV)/bin/uv: | setup
 
 # The Lambda bundle's lock: resolved for the function's platform, not this machine's.
 lock-lambda: $(VENV)/bin/uv
-	$(PY) -m infra.lock requirements | $(VENV)/bin/uv pip compile - --quiet \
+	$(PY) -m elsai.cdk.lock requirements | $(VENV)/bin/uv pip compile - --quiet \
 		--python-platform x86_64-manylinux2014 --python-version 3.12 --only-binary :all: \
 		--generate-hashes --custom-compile-command "make lock" -o $(LAMBDA_LOCK)
 

@@ -1,5 +1,8 @@
 """CDK app entry point (``cdk.json``: ``python3 -m infra.app``; activate the venv first).
 
+This repository's own stack is the construct library's ``DurableAgentService`` (elsai.cdk), built
+from cdk.json context, with the example agent of ``lambdas/``: one implementation of the runtime.
+
 ``build_app`` is shared with the tests and ``infra.synth`` so that what they check is
 exactly what ``cdk synth`` produces: same cdk.json context, same nag checks.
 """
@@ -19,12 +22,40 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(_root))
 
 import aws_cdk as cdk  # noqa: E402
+from constructs import Construct  # noqa: E402
 
-from infra.nag import acknowledge_findings, enable_nag  # noqa: E402
-from infra.stack import ElsaiStack  # noqa: E402
+from elsai.cdk.config import ElsaiConfig  # noqa: E402
+from elsai.cdk.nag import enable_nag  # noqa: E402
+from elsai.cdk.service import DurableAgentService  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STACK_NAME = "ElsaiStack"
+
+
+class ElsaiStack(cdk.Stack):
+    """The stack holding one DurableAgentService.
+
+    Its id is ``Default``, which CDK leaves out of logical ids and output names: the resources
+    keep the names they had before the construct existed, so a redeploy replaces nothing.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: ElsaiConfig | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        self.service = DurableAgentService(self, "Default", config=config)
+        self.config = self.service.config
+        self.storage, self.agent, self.jobs = (
+            self.service.storage,
+            self.service.agent,
+            self.service.jobs,
+        )
+        self.api, self.sweeper = self.service.api, self.service.sweeper
 
 
 def cdk_json_context(path: Path = REPO_ROOT / "cdk.json") -> dict[str, Any]:
@@ -51,7 +82,6 @@ def build_app(
         str(app.node.try_get_context("stackName") or STACK_NAME),
         description="elsai durable agents: sessions bucket, agent Lambda, Step Functions, API",
     )
-    acknowledge_findings(stack)
     if nag:
         enable_nag(app)
     return app, stack

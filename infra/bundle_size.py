@@ -48,7 +48,7 @@ def report(bundle_dir: Path | None = None) -> dict[str, float | int | str]:
     """Size report as a dict; MB are decimal (10**6 bytes), as in the Lambda quotas."""
     if bundle_dir is None:
         os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-        from infra.bundling import assemble_bundle
+        from elsai.cdk.bundling import assemble_bundle
 
         with tempfile.TemporaryDirectory() as tmp:
             assemble_bundle(Path(tmp))

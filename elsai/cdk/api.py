@@ -19,9 +19,9 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from elsai.cdk.config import ElsaiConfig
+from elsai.cdk.function import PythonFunction, retention
 from elsai.serverless import limits
-from infra.config import ElsaiConfig
-from infra.constructs.function import PythonFunction, retention
 
 # Coarse gate in front of the jobs API Lambda (lambdas/jobs_api, which validates in detail),
 # built from the same limits module, so it is never stricter than the handler: a request the

@@ -1,6 +1,7 @@
 """Docker-free packaging of the Lambda bundle.
 
-The bundle is ``lambdas/*.py`` + the ``elsai`` package + the locked runtime dependencies
+The bundle is ``lambdas/*.py`` + the ``elsai`` package (without ``elsai.cdk``, which only
+synthesis needs) + the user's agent code (``DurableAgentService(code=...)``) + the locked runtime dependencies
 (``locks/lambda-py312.txt``, boto3 and botocore included), installed by pip with
 ``--require-hashes`` for the Lambda platform (manylinux x86_64, CPython 3.12) rather than for
 this machine, so pydantic-core's compiled wheel matches the Lambda runtime.
@@ -11,29 +12,33 @@ Only the botocore service models named in ``[tool.elsai.lambda-bundle]`` are kep
 is ~16 MB zipped that no handler loads).
 
 Tests synthesize the stack often, so the pip output is cached under
-``build/lambda-deps/<key>/`` where the key hashes the lock and the target platform; a re-run
-only copies files.
+``build/lambda-deps/<key>/`` (in an installed wheel: ``~/.cache/elsai/lambda-deps/``) where the
+key hashes the lock and the target platform; a re-run only copies files.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import aws_cdk as cdk
 import jsii
 from aws_cdk import aws_lambda as lambda_
 
-from infra.lock import (
+from elsai.cdk.lock import (
     BUNDLE_ONLY_REQUIREMENTS,
+    INSTALLED,
     LAMBDAS_DIR,
     LOCK_FILE,
+    PACKAGE_DIR,
+    PYPROJECT,
     REPO_ROOT,
     botocore_services,
     lambda_requirements,
@@ -41,7 +46,7 @@ from infra.lock import (
     requirement_name,
     unsatisfied,
 )
-from infra.precompile import entry_modules, precompile_init_imports
+from elsai.cdk.precompile import entry_modules, precompile_init_imports
 
 __all__ = [
     "BUNDLE_ONLY_REQUIREMENTS",
@@ -52,8 +57,17 @@ __all__ = [
     "lambda_requirements",
 ]
 
-SDK_DIR = REPO_ROOT / "elsai"
-CACHE_DIR = REPO_ROOT / "build" / "lambda-deps"
+SDK_DIR = PACKAGE_DIR.parent  # the elsai package, wherever it is installed
+
+
+def _default_cache_dir() -> Path:
+    if not INSTALLED:
+        return REPO_ROOT / "build" / "lambda-deps"
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "elsai" / "lambda-deps"
+
+
+CACHE_DIR = _default_cache_dir()
 
 PYTHON_VERSION = "3.12"
 PLATFORM = "manylinux2014_x86_64"
@@ -95,9 +109,13 @@ def install_dependencies(
     cache_dir: Path = CACHE_DIR,
     *,
     lock: Path = LOCK_FILE,
+    services: Sequence[str] | None = None,
 ) -> Path:
-    """pip-install the lock (or an explicit, unlocked ``requirements`` list) once; return the dir."""
-    services = botocore_services()
+    """pip-install the lock (or an explicit, unlocked ``requirements`` list) once; return the dir.
+
+    ``services``: the botocore service models to keep (default: pyproject.toml's list).
+    """
+    services = tuple(sorted(set(services))) if services is not None else botocore_services()
     if requirements is None:
         _check_lock_is_current(lock)
     lines = lock.read_text().splitlines() if requirements is None else requirements
@@ -124,7 +142,12 @@ def install_dependencies(
 
 
 def _check_lock_is_current(lock: Path) -> None:
-    """Refuse a lock that no longer satisfies pyproject.toml (a dependency changed, no relock)."""
+    """Refuse a lock that no longer satisfies pyproject.toml (a dependency changed, no relock).
+
+    An installed wheel has no pyproject.toml: its lock was checked when the wheel was built.
+    """
+    if not PYPROJECT.exists():
+        return
     stale = unsatisfied(lambda_requirements(), locked_versions(lock))
     if stale:
         raise RuntimeError(
@@ -153,12 +176,45 @@ def _ignore(_dir: str, names: list[str]) -> set[str]:
     return {n for n in names if n in _SKIP_NAMES or n.endswith((".pyc", ".pyo"))}
 
 
-def assemble_bundle(output_dir: Path, requirements: list[str] | None = None) -> None:
+def _ignore_sdk(where: str, names: list[str]) -> set[str]:
+    """Like ``_ignore``, and without ``elsai/cdk``: the functions never synthesize anything."""
+    skipped = _ignore(where, names)
+    if Path(where).resolve() == SDK_DIR.resolve():
+        skipped.add("cdk")
+    return skipped
+
+
+def _copy_user_code(code: Sequence[Path], output_dir: Path) -> None:
+    """Each path goes to the bundle root under its own name; a clash with the bundle is refused."""
+    for src in code:
+        src = Path(src)
+        if not (src.is_dir() or (src.is_file() and src.suffix == ".py")):
+            raise ValueError(f"agent code {src} is neither a directory nor a .py file")
+        dest = output_dir / src.name
+        if dest.exists():
+            raise ValueError(
+                f"agent code {src} would replace {src.name!r} in the Lambda bundle "
+                "(a handler, elsai or a dependency of the same name): rename it"
+            )
+        if src.is_dir():
+            shutil.copytree(src, dest, ignore=_ignore)
+        else:
+            shutil.copy2(src, dest)
+
+
+def assemble_bundle(
+    output_dir: Path,
+    requirements: list[str] | None = None,
+    *,
+    code: Sequence[Path] = (),
+    services: Sequence[str] | None = None,
+) -> None:
     """Write the full Lambda bundle into ``output_dir`` (deps first, code on top, then .pyc).
 
-    Without ``requirements`` the dependencies are exactly the lock's.
+    Without ``requirements`` the dependencies are exactly the lock's. ``code``: the user's agent
+    packages or modules, placed at the bundle root next to the handlers.
     """
-    deps = install_dependencies(requirements)
+    deps = install_dependencies(requirements, services=services)
     shutil.copytree(deps, output_dir, dirs_exist_ok=True, ignore=_ignore)
     (output_dir / ".complete").unlink(missing_ok=True)
     # The handlers may not exist yet: copy whatever lambdas/ holds.
@@ -168,7 +224,8 @@ def assemble_bundle(output_dir: Path, requirements: list[str] | None = None) -> 
                 shutil.copy2(src, output_dir / src.name)
             elif src.is_dir() and src.name not in _SKIP_NAMES and (src / "__init__.py").exists():
                 shutil.copytree(src, output_dir / src.name, dirs_exist_ok=True, ignore=_ignore)
-    shutil.copytree(SDK_DIR, output_dir / "elsai", dirs_exist_ok=True, ignore=_ignore)
+    shutil.copytree(SDK_DIR, output_dir / "elsai", dirs_exist_ok=True, ignore=_ignore_sdk)
+    _copy_user_code(code, output_dir)
     if LAMBDAS_DIR.is_dir():  # cp312 bytecode for what the init phase imports
         precompile_init_imports(output_dir, entry_modules(output_dir, LAMBDAS_DIR))
 
@@ -177,19 +234,32 @@ def assemble_bundle(output_dir: Path, requirements: list[str] | None = None) -> 
 class LocalPythonBundling:
     """CDK local bundling: runs on the synth machine, so no Docker is needed."""
 
-    def __init__(self, requirements: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        requirements: list[str] | None = None,
+        *,
+        code: Sequence[Path] = (),
+        services: Sequence[str] | None = None,
+    ) -> None:
         self._requirements = requirements
+        self._code = tuple(code)
+        self._services = services
 
     def try_bundle(self, output_dir: str, *, image: cdk.DockerImage, **_kwargs: object) -> bool:
-        assemble_bundle(Path(output_dir), self._requirements)
+        """Build the bundle into CDK's asset directory; never asks for Docker."""
+        assemble_bundle(
+            Path(output_dir), self._requirements, code=self._code, services=self._services
+        )
         return True
 
 
-def lambda_code() -> lambda_.Code:
+def lambda_code(
+    code: Sequence[Path] = (), *, botocore_services: Sequence[str] | None = None
+) -> lambda_.Code:
     """One asset for every function in the stack (CDK uploads it once).
 
     The asset hash is taken from the bundle output, because the source path alone
-    (``lambdas/``) would miss edits to ``elsai/`` and to the lock.
+    (``lambdas/``) would miss edits to ``elsai/``, to the user's ``code`` and to the lock.
     """
     return lambda_.Code.from_asset(
         str(LAMBDAS_DIR),
@@ -197,6 +267,6 @@ def lambda_code() -> lambda_.Code:
         bundling=cdk.BundlingOptions(
             # Never pulled: local bundling always succeeds or raises.
             image=lambda_.Runtime.PYTHON_3_12.bundling_image,
-            local=LocalPythonBundling(),
+            local=LocalPythonBundling(code=code, services=botocore_services),
         ),
     )

@@ -1,6 +1,6 @@
 """The hand-off: a long job continues in a new execution of the same state machine.
 
-A Standard execution holds at most 25,000 history events (``infra/config.py`` budgets the
+A Standard execution holds at most 25,000 history events (``elsai/cdk/config.py`` budgets the
 slices per execution). At the limit the job starts execution ``<job_id>-c<N>`` with the same
 job id, session and counters, and the current execution succeeds with
 ``{"status": "continued", "continued_in": "<job_id>-c<N>"}``; the jobs API follows the chain.

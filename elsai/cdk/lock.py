@@ -6,7 +6,7 @@ what only the handlers import; ``make lock`` resolves them once for the Lambda p
 exactly that file. So two synths of the same commit ship the same bytes, and an upstream release
 changes nothing until someone refreshes the lock.
 
-``python -m infra.lock requirements`` prints the input for ``uv pip compile``. No CDK import here:
+``python -m elsai.cdk.lock requirements`` prints the input for ``uv pip compile``. No CDK import here:
 the lock tooling and its tests stay fast.
 """
 
@@ -17,11 +17,18 @@ import sys
 import tomllib
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-LAMBDAS_DIR = REPO_ROOT / "lambdas"
-PYPROJECT = REPO_ROOT / "pyproject.toml"
-LOCK_FILE = REPO_ROOT / "locks" / "lambda-py312.txt"
+PACKAGE_DIR = Path(__file__).resolve().parent  # elsai/cdk
+# An installed wheel carries the handlers and the lock inside elsai/cdk (setup.py maps them
+# there); a checkout (editable install) has them at the repository root.
+INSTALLED = (PACKAGE_DIR / "handlers").is_dir()
+REPO_ROOT = PACKAGE_DIR.parent.parent
+LAMBDAS_DIR = PACKAGE_DIR / "handlers" if INSTALLED else REPO_ROOT / "lambdas"
+PYPROJECT = REPO_ROOT / "pyproject.toml"  # checkout only: an installed wheel has none
+LOCK_FILE = (PACKAGE_DIR / "locks" if INSTALLED else REPO_ROOT / "locks") / "lambda-py312.txt"
 DEV_CONSTRAINTS = REPO_ROOT / "locks" / "dev.txt"
+# The botocore service models kept when no pyproject.toml says otherwise (an installed wheel);
+# tests/bundle pins this to pyproject.toml's [tool.elsai.lambda-bundle] list.
+DEFAULT_BOTOCORE_SERVICES = ("bedrock-runtime", "s3", "stepfunctions", "sts", "xray")
 
 # Imported by the handlers but in no pyproject extra: Powertools' Tracer imports
 # aws_xray_sdk (the powertools `tracer` extra).
@@ -64,6 +71,8 @@ def lambda_requirements(pyproject: Path = PYPROJECT) -> list[str]:
 
 def botocore_services(pyproject: Path = PYPROJECT) -> tuple[str, ...]:
     """Service models kept in the bundled botocore (``("*",)`` keeps all of them)."""
+    if not pyproject.exists():
+        return DEFAULT_BOTOCORE_SERVICES
     table = tomllib.loads(pyproject.read_text()).get("tool", {}).get("elsai", {})
     services = table.get("lambda-bundle", {}).get("botocore-services", ["*"])
     if not isinstance(services, list) or not all(isinstance(s, str) and s for s in services):
@@ -106,7 +115,7 @@ def unsatisfied(requirements: list[str], pins: dict[str, str]) -> list[str]:
 def main(argv: list[str]) -> int:
     """``requirements``: print the lock's input, one requirement a line (for ``make lock``)."""
     if argv != ["requirements"]:
-        print("usage: python -m infra.lock requirements", file=sys.stderr)
+        print("usage: python -m elsai.cdk.lock requirements", file=sys.stderr)
         return 2
     print("\n".join(lambda_requirements()))
     return 0

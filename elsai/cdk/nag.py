@@ -1,4 +1,4 @@
-"""cdk-nag (3.x) wiring: AwsSolutions checks on the app, acknowledgements on the stack.
+"""cdk-nag (3.x) wiring: AwsSolutions checks on the app, acknowledgements on the service.
 
 Every acknowledgement names one exact finding (bracketed part included) on the construct
 that causes it, with the reason it is acceptable. Anything new fails ``app.synth()``.
@@ -6,11 +6,14 @@ that causes it, with the reason it is acceptable. Anything new fails ``app.synth
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
-from infra.stack import ElsaiStack
+if TYPE_CHECKING:  # the service calls acknowledge_findings(self) as it is built
+    from elsai.cdk.service import DurableAgentService as ElsaiStack
 
 
 def enable_nag(app: cdk.App) -> None:
@@ -26,8 +29,9 @@ def _ack(scope: IConstruct, finding: str, reason: str) -> None:
     )
 
 
-def _arn_ref(stack: cdk.Stack, construct: IConstruct) -> str:
+def _arn_ref(_scope: object, construct: IConstruct) -> str:
     """cdk-nag's rendering of ``Fn::GetAtt [<logical id>, Arn]`` in finding ids."""
+    stack = cdk.Stack.of(construct)
     cfn = construct.node.default_child
     assert isinstance(cfn, cdk.CfnElement)
     return f"<{stack.resolve(stack.get_logical_id(cfn))}.Arn>"
@@ -49,7 +53,7 @@ PREFIXES = ("session_*", "jobs/*")
 
 
 def acknowledge_findings(stack: ElsaiStack) -> None:
-    """The accepted findings of ElsaiStack, each with its reason."""
+    """The accepted findings of a DurableAgentService (``stack``), each with its reason."""
     _functions(stack)
     _bedrock(stack)
     _api(stack)

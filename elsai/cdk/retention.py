@@ -15,8 +15,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.config import ElsaiConfig
-from infra.constructs.function import PythonFunction
+from elsai.cdk.config import ElsaiConfig
+from elsai.cdk.function import PythonFunction
 
 SWEEP_ACTIONS = ("s3:DeleteObject",)
 

@@ -1,36 +1,75 @@
-"""ElsaiStack: sessions bucket + agent function + state machine + jobs API (+ opt-in sweeper)."""
+"""DurableAgentService: sessions bucket + agent function + state machine + jobs API (+ sweeper).
+
+One construct a user puts in their own CDK app (``from elsai.cdk import DurableAgentService``)
+and this repository's ``infra/app.py`` puts in its stack: one implementation of the runtime.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
 import aws_cdk as cdk
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from infra.bundling import lambda_code
-from infra.config import ElsaiConfig
-from infra.constructs.agent_function import AgentFunction
-from infra.constructs.api import JobsApi
-from infra.constructs.retention import RetentionSweeper
-from infra.constructs.state_machine import AgentStateMachine
-from infra.constructs.storage import SessionsBucket
-from infra.factory_check import check_agent_factory
+from elsai.cdk.agent_function import AgentFunction
+from elsai.cdk.api import JobsApi
+from elsai.cdk.bundling import lambda_code
+from elsai.cdk.config import ElsaiConfig
+from elsai.cdk.factory_check import check_agent_factory
+from elsai.cdk.lock import LAMBDAS_DIR
+from elsai.cdk.nag import acknowledge_findings
+from elsai.cdk.retention import RetentionSweeper
+from elsai.cdk.state_machine import AgentStateMachine
+from elsai.cdk.storage import SessionsBucket
 
 
-class ElsaiStack(cdk.Stack):
-    """The whole serverless runtime; each concern is one construct, wired here."""
+class DurableAgentService(Construct):
+    """The whole serverless runtime for one agent factory; each concern is one construct.
+
+    code: the user's agent package directory (or ``.py`` module), or several; each is bundled
+        at the Lambda root under its own name, next to the handlers and elsai, so
+        ``factory="my_agents.main:build"`` imports from ``code=Path("my_agents")``.
+    factory / model_id: shortcuts for ``config.agent_factory`` / ``config.model_id``.
+    config: every other knob (typed); default: the app's context values (cdk.json, ``-c``).
+    check_factory: import and call the factory at synth time (default: on, unless the context
+        says ``checkAgentFactory=false``); off when the factory needs packages synth lacks.
+    botocore_services: botocore models kept in the bundle (default: pyproject's or elsai's list).
+    output_prefix: prefix of the CfnOutput ids (``ApiUrl`` ...); give one per extra service
+        in the same stack (``elsai jobs --stack-name`` reads ``ApiUrl``).
+
+    The accepted cdk-nag findings are acknowledged here, so an app running the AwsSolutions
+    pack synthesizes clean. Outputs: ``api_url``, ``bucket``, ``state_machine`` and the functions.
+    """
 
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
+        code: Path | Sequence[Path] | None = None,
+        factory: str | None = None,
+        model_id: str | None = None,
         config: ElsaiConfig | None = None,
-        **kwargs: object,
+        check_factory: bool | None = None,
+        botocore_services: Sequence[str] | None = None,
+        output_prefix: str = "",
     ) -> None:
-        super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
-        self.config = config or ElsaiConfig.from_node(self.node)
-        if str(self.node.try_get_context("checkAgentFactory")).lower() != "false":
-            check_agent_factory(self.config.agent_factory)  # fail synth, not every slice
-        code = lambda_code()  # one asset, shared by both functions
+        super().__init__(scope, construct_id)
+        self.config = _resolve_config(self, config, factory, model_id)
+        self.code = _code_paths(code)
+        if check_factory is None:
+            check_factory = str(self.node.try_get_context("checkAgentFactory")).lower() != "false"
+        if check_factory:  # fail synth, not every slice
+            dirs = (LAMBDAS_DIR, *dict.fromkeys(p.parent for p in self.code))
+            check_agent_factory(self.config.agent_factory, dirs)
+        # One asset, shared by every function.
+        asset = lambda_code(self.code, botocore_services=botocore_services)
+        stack = cdk.Stack.of(self)
 
         self.storage = SessionsBucket(
             self,
@@ -41,10 +80,10 @@ class ElsaiStack(cdk.Stack):
             access_log_retention_days=self.config.access_log_retention_days,
         )
         self.agent = AgentFunction(
-            self, "Agent", code=code, bucket=self.storage.bucket, config=self.config
+            self, "Agent", code=asset, bucket=self.storage.bucket, config=self.config
         )
         # A fixed name lets IAM name the executions (execution:<name>:*) without tokens.
-        name = f"{self.stack_name}-jobs"
+        name = _state_machine_name(stack, construct_id)
         self.jobs = AgentStateMachine(
             self,
             "Jobs",
@@ -55,7 +94,7 @@ class ElsaiStack(cdk.Stack):
         self.api = JobsApi(
             self,
             "Api",
-            code=code,
+            code=asset,
             bucket=self.storage.bucket,
             state_machine=self.jobs.state_machine,
             state_machine_name=name,
@@ -66,13 +105,78 @@ class ElsaiStack(cdk.Stack):
             self.sweeper = RetentionSweeper(
                 self,
                 "Retention",
-                code=code,
+                code=asset,
                 bucket=self.storage.bucket,
                 idle_days=self.config.session_retention_days,
                 config=self.config,
             )
+        acknowledge_findings(self)
+        self._outputs(output_prefix)
 
-        cdk.CfnOutput(self, "SessionsBucketName", value=self.storage.bucket.bucket_name)
-        cdk.CfnOutput(self, "StateMachineArn", value=self.jobs.state_machine.state_machine_arn)
-        cdk.CfnOutput(self, "ApiUrl", value=self.api.api.url)
-        cdk.CfnOutput(self, "AgentFunctionName", value=self.agent.function.function_name)
+    def _outputs(self, prefix: str) -> None:
+        for key, value in (
+            ("SessionsBucketName", self.bucket.bucket_name),
+            ("StateMachineArn", self.state_machine.state_machine_arn),
+            ("ApiUrl", self.api_url),
+            ("AgentFunctionName", self.agent_function.function_name),
+        ):
+            cdk.CfnOutput(self, key, value=value).override_logical_id(prefix + key)
+
+    @property
+    def bucket(self) -> s3.Bucket:
+        """The sessions bucket (sessions, checkpoints, parked task tokens)."""
+        return self.storage.bucket
+
+    @property
+    def state_machine(self) -> sfn.StateMachine:
+        """The jobs state machine (one execution per job, hand-offs chained)."""
+        return self.jobs.state_machine
+
+    @property
+    def api_url(self) -> str:
+        """The jobs API's URL (``elsai jobs --api-url``)."""
+        return str(self.api.api.url)
+
+    @property
+    def agent_function(self) -> lambda_.Function:
+        """The slice runner (``agent_handler.handler``)."""
+        return self.agent.function
+
+    @property
+    def api_function(self) -> lambda_.Function:
+        """The jobs API handler."""
+        return self.api.function
+
+    @property
+    def sweeper_function(self) -> lambda_.Function | None:
+        """The retention sweeper, when ``session_retention_days`` is set."""
+        return self.sweeper.function if self.sweeper else None
+
+
+def _resolve_config(
+    scope: Construct, config: ElsaiConfig | None, factory: str | None, model_id: str | None
+) -> ElsaiConfig:
+    base = config or ElsaiConfig.from_node(scope.node)
+    if factory:
+        base = dataclasses.replace(base, agent_factory=factory)
+    if model_id:
+        base = dataclasses.replace(base, model_id=model_id)
+    return base
+
+
+def _code_paths(code: Path | Sequence[Path] | None) -> tuple[Path, ...]:
+    if code is None:
+        return ()
+    paths = (code,) if isinstance(code, str | Path) else tuple(code)
+    resolved = tuple(Path(p).resolve() for p in paths)
+    for path in resolved:
+        if not path.exists():
+            raise ValueError(f"DurableAgentService code={path} does not exist")
+    return resolved
+
+
+def _state_machine_name(stack: cdk.Stack, construct_id: str) -> str:
+    """``<stack>-jobs`` for the stack's ``Default`` service, ``<stack>-<id>-jobs`` otherwise."""
+    if construct_id == "Default":
+        return f"{stack.stack_name}-jobs"
+    return f"{stack.stack_name}-{construct_id}-jobs"

@@ -21,7 +21,7 @@ Data flow (the execution's state stays a handful of ids and counters, never a tr
     States.Timeout -> SliceTimedOut / InterruptWaitTimedOut (static Error/Cause)
 
 The hand-off exists because a Standard execution holds at most 25,000 history events
-(see ``infra/config.py``); the jobs API follows the chain and reports one job.
+(see ``elsai/cdk/config.py``); the jobs API follows the chain and reports one job.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from infra.config import ElsaiConfig
-from infra.constructs.function import retention
-from infra.constructs.handoff import HAND_OFF_RETRYABLE_ERRORS, JSON_NULL, hand_off
+from elsai.cdk.config import ElsaiConfig
+from elsai.cdk.function import retention
+from elsai.cdk.handoff import HAND_OFF_RETRYABLE_ERRORS, JSON_NULL, hand_off
 
 # Errors a slice is retried on. Lambda.Unknown is what a hard timeout/crash of the
 # function surfaces as; Sandbox.Timedout / Runtime.ExitError are the newer names for

@@ -6,7 +6,7 @@ can be rolled back) and logged to a separate access-log bucket.
 
 No lifecycle rule touches ``session_*``: object age is not session activity, and expiring
 ``message_0.json`` of a session still in use would leave holes in its transcript. Sessions
-go whole, by last activity, through the opt-in sweeper (``infra/constructs/retention.py``).
+go whole, by last activity, through the opt-in sweeper (``elsai/cdk/retention.py``).
 """
 
 from __future__ import annotations

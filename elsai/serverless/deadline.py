@@ -18,7 +18,7 @@ model call plus the margin, or slices would stop before doing anything:
 
     minimum function timeout = model call + stop margin
 
-`infra/config.py` refuses a smaller `functionTimeoutSeconds` at synth time. Every number is a
+`elsai/cdk/config.py` refuses a smaller `functionTimeoutSeconds` at synth time. Every number is a
 knob (environment variables below, set by the CDK stack from its context); the old explicit
 margin, `ELSAI_SLICE_SAFETY_MARGIN_MS`, still wins when set (local runs with short slices).
 

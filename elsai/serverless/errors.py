@@ -1,7 +1,7 @@
 """Job errors that no retry can fix, named so the state machine does not retry them.
 
 The Lambda runtime reports an exception's class name as the Step Functions error, so these
-names appear in ``infra/constructs/state_machine.py``'s non-retried list and in
+names appear in ``elsai/cdk/state_machine.py``'s non-retried list and in
 ``GET /jobs/{id}``'s ``error``. Their messages say what a person has to do.
 """
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 CONTINUED = "continued"
-MAX_HOPS = 100  # infra.config.MAX_EXECUTIONS_PER_JOB: the chain is never longer
+MAX_HOPS = 100  # elsai.cdk.config.MAX_EXECUTIONS_PER_JOB: the chain is never longer
 
 
 class JobNotFoundError(LookupError):

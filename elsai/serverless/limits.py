@@ -1,7 +1,7 @@
 """The serverless runtime's size and id limits, in one place.
 
 The jobs API Lambda validates requests against these, and the CDK request models in
-`infra/constructs/api.py` are built from them, so the coarse API Gateway gate can never drift
+`elsai/cdk/api.py` are built from them, so the coarse API Gateway gate can never drift
 stricter than the handler behind it. Ids follow the session store's rules
 (`elsai.session.keys.validate_id`); the pattern here is the character set the API admits on
 top of them.

@@ -46,7 +46,7 @@ def require_s3_conditional_writes() -> str:
             f"botocore {botocore.__version__} (loaded from {where}) has no S3 PutObject "
             f"parameter {' or '.join(missing)}: elsai's S3 session storage needs conditional "
             f"writes, which botocore has from {MIN_BOTOCORE}. Ship boto3>={MIN_BOTOCORE} and "
-            f"botocore>={MIN_BOTOCORE} in the function bundle (infra/bundling.py installs the "
+            f"botocore>={MIN_BOTOCORE} in the function bundle (elsai/cdk/bundling.py installs the "
             "pinned versions from locks/lambda-py312.txt) instead of relying on the boto3 of "
             "the Lambda runtime."
         )

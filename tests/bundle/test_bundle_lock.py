@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from lambda_run import FLOOR, REPO_ROOT
 
-from infra import bundling
-from infra.lock import (
+from elsai.cdk import bundling
+from elsai.cdk.lock import (
     DEV_CONSTRAINTS,
     LOCK_FILE,
     botocore_services,

@@ -18,7 +18,7 @@ import pytest
 from lambda_run import BELOW_FLOOR, FLOOR, run_agent_handler
 
 from elsai.session import keys
-from infra.lock import locked_versions
+from elsai.cdk.lock import locked_versions
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from infra import bundling
+from elsai.cdk import bundling
 from infra.bundle_size import TARGET_MB, report
 from infra.cold_start import find_python312
 
@@ -42,7 +42,7 @@ def test_bundle_has_code_and_lambda_platform_wheels(bundle_dir: Path) -> None:
     for name in ("boto3", "botocore", "s3transfer"):  # pinned by the lock, shadow the runtime's
         assert (bundle_dir / name / "__init__.py").exists(), name
     assert not (bundle_dir / "bin").exists()
-    # Bytecode only for the Lambda's interpreter (infra/precompile.py), none for this host's.
+    # Bytecode only for the Lambda's interpreter (elsai/cdk/precompile.py), none for this host's.
     pycs = list(bundle_dir.rglob("*.pyc"))
     assert pycs and all(p.name.endswith(".cpython-312.pyc") for p in pycs)
     assert not (bundle_dir / ".complete").exists()

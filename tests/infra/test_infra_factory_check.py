@@ -8,7 +8,7 @@ import pytest
 
 from elsai.errors import AgentFactoryError
 from elsai.serverless import load_factory
-from infra.factory_check import check_agent_factory
+from elsai.cdk.factory_check import check_agent_factory
 
 FACTORIES = """
 from elsai import Agent

@@ -171,7 +171,7 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     ):
         (res,) = by_action[action]
         assert res["Fn::Join"][1][-1] == ":execution:ElsaiStack-jobs:*"
-    # Task-token APIs cannot be scoped (acknowledged in infra/nag.py).
+    # Task-token APIs cannot be scoped (acknowledged in elsai/cdk/nag.py).
     assert by_action["states:SendTaskSuccess"] == ["*"]
 
 

@@ -2,7 +2,7 @@
 
 moto executes the synthesized definition with a lowered ``slicesPerExecution`` (2), so a
 job of 7 slices spans 4 executions; the jobs API's chain logic (elsai.serverless.executions)
-reports one job across them. The history-event cost per slice that ``infra/config.py``
+reports one job across them. The history-event cost per slice that ``elsai/cdk/config.py``
 budgets with is measured here on the same definition.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from asl_harness import FunctionError, Harness, running
 
 from elsai.serverless import executions
-from infra.config import (
+from elsai.cdk.config import (
     EVENTS_PER_INTERRUPT_ROUND,
     EVENTS_PER_RETRY,
     EVENTS_PER_SLICE,

@@ -14,7 +14,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_s3 as s3
 
-from infra.nag import enable_nag
+from elsai.cdk.nag import enable_nag
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

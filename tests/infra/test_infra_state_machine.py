@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from infra.constructs.state_machine import (
+from elsai.cdk.state_machine import (
     NON_RETRYABLE_ERRORS,
     PARK_RETRYABLE_ERRORS,
     RETRYABLE_ERRORS,

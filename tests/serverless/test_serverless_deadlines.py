@@ -26,7 +26,7 @@ from elsai.models.base import ModelRequest
 from elsai.serverless import DeadlinePolicy, SliceRequest, run_slice
 from elsai.session import FileSessionManager, keys
 from elsai.types import tool_results
-from infra.config import ElsaiConfig
+from elsai.cdk.config import ElsaiConfig
 
 
 class ReadTimeoutScriptedModel(ScriptedModel):
