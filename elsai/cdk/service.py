@@ -6,7 +6,6 @@ and this repository's ``infra/app.py`` puts in its stack: one implementation of 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.factory_check import check_agent_factory
 from elsai.cdk.lock import LAMBDAS_DIR
 from elsai.cdk.nag import acknowledge_findings
+from elsai.cdk.props import add_outputs, code_paths, resolve_config, state_machine_name
 from elsai.cdk.retention import RetentionSweeper
 from elsai.cdk.state_machine import AgentStateMachine
 from elsai.cdk.storage import SessionsBucket
@@ -43,7 +43,9 @@ class DurableAgentService(Construct):
         in the same stack (``elsai jobs --stack-name`` reads ``ApiUrl``).
 
     The accepted cdk-nag findings are acknowledged here, so an app running the AwsSolutions
-    pack synthesizes clean. Outputs: ``api_url``, ``bucket``, ``state_machine`` and the functions.
+    pack synthesizes clean. Attributes: ``api_url``, ``bucket``, ``state_machine``,
+    ``agent_function``, ``api_function``, ``sweeper_function`` (None without a retention), and
+    the parts (``storage``, ``agent``, ``jobs``, ``api``, ``sweeper``); CfnOutputs of the same.
     """
 
     def __init__(
@@ -60,8 +62,8 @@ class DurableAgentService(Construct):
         output_prefix: str = "",
     ) -> None:
         super().__init__(scope, construct_id)
-        self.config = _resolve_config(self, config, factory, model_id)
-        self.code = _code_paths(code)
+        self.config = resolve_config(self, config, factory, model_id)
+        self.code = code_paths(code)
         if check_factory is None:
             check_factory = str(self.node.try_get_context("checkAgentFactory")).lower() != "false"
         if check_factory:  # fail synth, not every slice
@@ -83,7 +85,7 @@ class DurableAgentService(Construct):
             self, "Agent", code=asset, bucket=self.storage.bucket, config=self.config
         )
         # A fixed name lets IAM name the executions (execution:<name>:*) without tokens.
-        name = _state_machine_name(stack, construct_id)
+        name = state_machine_name(stack, construct_id)
         self.jobs = AgentStateMachine(
             self,
             "Jobs",
@@ -110,73 +112,11 @@ class DurableAgentService(Construct):
                 idle_days=self.config.session_retention_days,
                 config=self.config,
             )
+        self.bucket: s3.Bucket = self.storage.bucket
+        self.state_machine: sfn.StateMachine = self.jobs.state_machine
+        self.api_url: str = self.api.api.url
+        self.agent_function: lambda_.Function = self.agent.function
+        self.api_function: lambda_.Function = self.api.function
+        self.sweeper_function = self.sweeper.function if self.sweeper else None
         acknowledge_findings(self)
-        self._outputs(output_prefix)
-
-    def _outputs(self, prefix: str) -> None:
-        for key, value in (
-            ("SessionsBucketName", self.bucket.bucket_name),
-            ("StateMachineArn", self.state_machine.state_machine_arn),
-            ("ApiUrl", self.api_url),
-            ("AgentFunctionName", self.agent_function.function_name),
-        ):
-            cdk.CfnOutput(self, key, value=value).override_logical_id(prefix + key)
-
-    @property
-    def bucket(self) -> s3.Bucket:
-        """The sessions bucket (sessions, checkpoints, parked task tokens)."""
-        return self.storage.bucket
-
-    @property
-    def state_machine(self) -> sfn.StateMachine:
-        """The jobs state machine (one execution per job, hand-offs chained)."""
-        return self.jobs.state_machine
-
-    @property
-    def api_url(self) -> str:
-        """The jobs API's URL (``elsai jobs --api-url``)."""
-        return str(self.api.api.url)
-
-    @property
-    def agent_function(self) -> lambda_.Function:
-        """The slice runner (``agent_handler.handler``)."""
-        return self.agent.function
-
-    @property
-    def api_function(self) -> lambda_.Function:
-        """The jobs API handler."""
-        return self.api.function
-
-    @property
-    def sweeper_function(self) -> lambda_.Function | None:
-        """The retention sweeper, when ``session_retention_days`` is set."""
-        return self.sweeper.function if self.sweeper else None
-
-
-def _resolve_config(
-    scope: Construct, config: ElsaiConfig | None, factory: str | None, model_id: str | None
-) -> ElsaiConfig:
-    base = config or ElsaiConfig.from_node(scope.node)
-    if factory:
-        base = dataclasses.replace(base, agent_factory=factory)
-    if model_id:
-        base = dataclasses.replace(base, model_id=model_id)
-    return base
-
-
-def _code_paths(code: Path | Sequence[Path] | None) -> tuple[Path, ...]:
-    if code is None:
-        return ()
-    paths = (code,) if isinstance(code, str | Path) else tuple(code)
-    resolved = tuple(Path(p).resolve() for p in paths)
-    for path in resolved:
-        if not path.exists():
-            raise ValueError(f"DurableAgentService code={path} does not exist")
-    return resolved
-
-
-def _state_machine_name(stack: cdk.Stack, construct_id: str) -> str:
-    """``<stack>-jobs`` for the stack's ``Default`` service, ``<stack>-<id>-jobs`` otherwise."""
-    if construct_id == "Default":
-        return f"{stack.stack_name}-jobs"
-    return f"{stack.stack_name}-{construct_id}-jobs"
+        add_outputs(self, output_prefix)

@@ -1,7 +1,7 @@
 """The synthesized template, cached, and what the local runtime reads from it.
 
 Synthesis takes 10-20 s (CDK + cdk-nag), so the template JSON is cached under
-`build/local/` keyed by a hash of everything that shapes it (infra/ sources, lambdas/,
+`build/local/` keyed by a hash of everything that shapes it (infra/ and elsai/cdk/ sources, lambdas/,
 cdk.json). Synthesis runs in a subprocess so the caller never hosts the jsii node process.
 """
 
@@ -32,6 +32,7 @@ def template_hash(root: Path) -> str:
         for p in sorted((root / "infra").rglob("*.py"))
         if "local" not in p.relative_to(root / "infra").parts
     ]
+    files += sorted((root / "elsai" / "cdk").glob("*.py"))  # the construct library
     files += sorted((root / "lambdas").glob("*.py")) + [root / "cdk.json"]
     for path in files:
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
