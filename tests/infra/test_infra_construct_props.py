@@ -1,0 +1,226 @@
+"""DurableAgentService's props and packaging: typed knobs, refusals at synth, the wheel's contents.
+
+Construct tests skip the Lambda bundle (``aws:cdk:bundling-stacks: []``): what is checked here is
+the wiring; tests/infra/test_infra_construct_library.py builds a real bundle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+
+from elsai.cdk import DurableAgentService, ElsaiConfig
+from elsai.cdk.lock import DEFAULT_BOTOCORE_SERVICES, botocore_services
+from elsai.errors import AgentFactoryError
+
+ROOT = Path(__file__).resolve().parents[2]
+NO_BUNDLING = {
+    "aws:cdk:bundling-stacks": [],
+    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,
+}
+AGENT = """
+from elsai import Agent
+from elsai.models import ScriptedModel
+
+
+def build(config):
+    return Agent(model=ScriptedModel(["hi"]), config=config)
+
+
+def broken(config):
+    raise RuntimeError("no model configured")
+"""
+
+
+@pytest.fixture()
+def user_code(tmp_path: Path) -> Path:
+    package = tmp_path / "props_agents"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "main.py").write_text(AGENT)
+    return package
+
+
+def _synth(build: Any) -> dict[str, Any]:
+    app = cdk.App(context=NO_BUNDLING)
+    stack = cdk.Stack(app, "Props")
+    build(stack)
+    return dict(app.synth().get_stack_by_name("Props").template)
+
+
+def _of_type(template: dict[str, Any], type_name: str) -> list[dict[str, Any]]:
+    return [r["Properties"] for r in template["Resources"].values() if r["Type"] == type_name]
+
+
+def test_typed_config_and_shortcuts_reach_the_resources(user_code: Path) -> None:
+    config = ElsaiConfig(function_timeout_seconds=300, max_concurrent_slices=3)
+    template = _synth(
+        lambda stack: DurableAgentService(
+            stack,
+            "Agents",
+            code=user_code,
+            factory="props_agents.main:build",
+            model_id="amazon.nova-pro-v1:0",
+            config=config,
+        )  # fmt: skip
+    )
+    (agent,) = [
+        f for f in _of_type(template, "AWS::Lambda::Function")
+        if f["Handler"] == "agent_handler.handler"
+    ]  # fmt: skip
+    assert agent["Timeout"] == 300 and agent["ReservedConcurrentExecutions"] == 3
+    env = agent["Environment"]["Variables"]
+    assert env["ELSAI_AGENT_FACTORY"] == "props_agents.main:build"
+    assert env["ELSAI_MODEL_ID"] == "amazon.nova-pro-v1:0"
+
+
+def test_context_values_still_configure_the_service(user_code: Path) -> None:
+    app = cdk.App(context={**NO_BUNDLING, "functionTimeoutSeconds": "280"})
+    stack = cdk.Stack(app, "Ctx")
+    service = DurableAgentService(
+        stack, "Agents", code=user_code, factory="props_agents.main:build"
+    )
+    assert service.config.function_timeout_seconds == 280
+    assert service.config.agent_factory == "props_agents.main:build"
+
+
+def test_two_services_in_one_stack_get_their_own_names_and_outputs(user_code: Path) -> None:
+    def build(stack: cdk.Stack) -> None:
+        for name, prefix in (("Orders", ""), ("Support", "Support")):
+            DurableAgentService(
+                stack, name, code=user_code, factory="props_agents.main:build", output_prefix=prefix
+            )
+
+    template = _synth(build)
+    names = sorted(
+        m["StateMachineName"] for m in _of_type(template, "AWS::StepFunctions::StateMachine")
+    )
+    assert names == ["Props-Orders-jobs", "Props-Support-jobs"]
+    assert {"ApiUrl", "SupportApiUrl", "StateMachineArn", "SupportStateMachineArn"} <= set(
+        template["Outputs"]
+    )
+
+
+def test_attributes_expose_the_resources(user_code: Path) -> None:
+    app = cdk.App(context=NO_BUNDLING)
+    stack = cdk.Stack(app, "Attrs")
+    service = DurableAgentService(
+        stack, "Agents", code=user_code, factory="props_agents.main:build"
+    )
+    assert service.bucket is service.storage.bucket
+    assert service.state_machine is service.jobs.state_machine
+    assert service.agent_function is service.agent.function
+    assert service.api_function is service.api.function
+    assert service.sweeper is None and service.sweeper_function is None
+    assert cdk.Token.is_unresolved(service.api_url)
+
+
+def test_a_factory_that_fails_is_refused_at_synth(user_code: Path) -> None:
+    app = cdk.App(context=NO_BUNDLING)
+    stack = cdk.Stack(app, "Bad")
+    with pytest.raises(AgentFactoryError, match="props_agents.main:broken.*no model configured"):
+        DurableAgentService(stack, "Agents", code=user_code, factory="props_agents.main:broken")
+
+
+def test_missing_code_is_refused(tmp_path: Path) -> None:
+    app = cdk.App(context=NO_BUNDLING)
+    stack = cdk.Stack(app, "Missing")
+    with pytest.raises(ValueError, match="does not exist"):
+        DurableAgentService(stack, "Agents", code=tmp_path / "nope", factory="nope.main:build")
+
+
+def test_user_code_named_like_the_bundle_is_refused(tmp_path: Path) -> None:
+    from elsai.cdk.bundling import _copy_user_code
+
+    out = tmp_path / "bundle"
+    (out / "elsai").mkdir(parents=True)
+    clash = tmp_path / "src" / "elsai"
+    clash.mkdir(parents=True)
+    with pytest.raises(ValueError, match="would replace 'elsai'"):
+        _copy_user_code([clash], out)
+    module = tmp_path / "src" / "tool.py"
+    module.write_text("X = 1\n")
+    _copy_user_code([module], out)
+    assert (out / "tool.py").read_text() == "X = 1\n"
+
+
+def test_default_botocore_services_match_pyproject() -> None:
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["elsai"]["lambda-bundle"]
+    assert tuple(sorted(table["botocore-services"])) == DEFAULT_BOTOCORE_SERVICES
+    assert botocore_services(ROOT / "no-such-pyproject.toml") == DEFAULT_BOTOCORE_SERVICES
+
+
+def test_import_elsai_does_not_load_cdk() -> None:
+    probe = (
+        "import json, sys; import elsai, elsai.cli, elsai.serverless, elsai.cdk, elsai.cdk.lock; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('aws_cdk', 'constructs', 'cdk_nag', 'jsii'))))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_the_construct_library_and_the_handlers(tmp_path: Path) -> None:
+    src = tmp_path / "src"  # a copy: building in the checkout would leave build/ and egg-info
+    src.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("elsai", "lambdas", "locks"):
+        shutil.copytree(ROOT / name, src / name, ignore=skip)
+    wheels = tmp_path / "wheels"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(src)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = wheels.glob("elsai-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for expected in (
+        "elsai/cdk/service.py", "elsai/cdk/bundling.py", "elsai/cdk/handlers/agent_handler.py",
+        "elsai/cdk/handlers/api_handler.py", "elsai/cdk/handlers/jobs_api/__init__.py",
+        "elsai/cdk/locks/lambda-py312.txt", "elsai/agent/__init__.py",
+    ):  # fmt: skip
+        assert expected in names, expected
+    assert not [n for n in names if n.startswith(("tests/", "infra/", "examples/", "lambdas/"))]
+    assert "elsai/cdk/locks/dev.txt" not in names
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    assert "Provides-Extra: cdk" in zipfile.ZipFile(wheel).read(metadata).decode()
+
+    # Installed (not a checkout): the bundler finds the shipped handlers and lock.
+    site = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    probe = (
+        "import json; from elsai.cdk import lock, bundling; print(json.dumps([lock.INSTALLED, "
+        "str(lock.LAMBDAS_DIR), str(lock.LOCK_FILE), str(bundling.SDK_DIR), lock.botocore_services()]))"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env
+    )
+    assert proc.returncode == 0, proc.stderr
+    installed, lambdas, lock_file, sdk, services = json.loads(proc.stdout)
+    assert installed is True
+    assert Path(lambdas) == site / "elsai" / "cdk" / "handlers"
+    assert (Path(lambdas) / "agent_handler.py").exists() and Path(lock_file).exists()
+    assert Path(sdk) == site / "elsai"
+    assert tuple(services) == DEFAULT_BOTOCORE_SERVICES
