@@ -33,6 +33,7 @@ def test_only_the_declared_blocks_are_not_run() -> None:
         "# requires: AWS credentials for Amazon Bedrock (the offline recipe below runs anywhere)",
         "# requires: your payments client (a sketch of the idempotency-key pattern)",
         "# requires: your MCP servers (my_server.py over stdio, one on 127.0.0.1:8000 over HTTP)",
+        '# requires: aws-cdk-lib (pip install "elsai[cdk]") and your my_agents package',
     ]
     for block in blocks("README.md") + blocks("lambdas/README.md"):
         compile(block, "README", "exec")

@@ -224,3 +224,34 @@ def test_the_wheel_carries_the_construct_library_and_the_handlers(tmp_path: Path
     assert (Path(lambdas) / "agent_handler.py").exists() and Path(lock_file).exists()
     assert Path(sdk) == site / "elsai"
     assert tuple(services) == DEFAULT_BOTOCORE_SERVICES
+
+
+def test_the_readme_deploy_recipe_synthesizes_clean(tmp_path: Path) -> None:
+    """README "Deploy your own agent", step 3, as written, with the example's agent as my_agents."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Deploy your own agent") :]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    shutil.copytree(ROOT / "examples" / "hello-service" / "hello_agents", tmp_path / "my_agents")
+    (tmp_path / "app.py").write_text(block)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "CDK_OUTDIR": str(tmp_path / "out"),  # what the cdk CLI passes to the app
+        "CDK_CONTEXT_JSON": json.dumps({"aws:cdk:bundling-stacks": []}),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+    proc = subprocess.run(
+        [sys.executable, "app.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "out" / "validation-report.json").read_text())
+    assert [(p["conclusion"], p["violations"]) for p in report["pluginReports"]] == [
+        ("success", [])
+    ]
+    template = json.loads((tmp_path / "out" / "MyAgents.template.json").read_text())
+    assert {"ApiUrl", "SessionsBucketName", "StateMachineArn"} <= set(template["Outputs"])
