@@ -1,5 +1,6 @@
-"""CDK infrastructure for the elsai serverless runtime.
+"""This repository's CDK app and tooling around it (synth, checks, the local runtime).
 
-Kept outside the ``elsai`` package on purpose: ``import elsai`` must never pull in
-aws-cdk-lib (hundreds of MB, a node process). Entry point: ``python3 -m infra.app``.
+The runtime itself is the construct library ``elsai.cdk`` (``DurableAgentService``); ``import
+elsai`` never imports it, so aws-cdk-lib (hundreds of MB, a node process) stays out of the SDK.
+Entry point: ``python3 -m infra.app``.
 """

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):
-    # Run as a script (python3 infra/app.py): infra/ itself would be sys.path[0] and
-    # shadow the `constructs` library with infra/constructs. Use the repo root instead.
+    # Run as a script (python3 infra/app.py): infra/ itself would be sys.path[0] (its
+    # modules shadowing top-level names) and the repo root missing. Use the repo root instead.
     _root = Path(__file__).resolve().parent.parent
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _root / "infra"]
     sys.path.insert(0, str(_root))

@@ -17,8 +17,8 @@ import boto3
 import pytest
 from lambda_run import BELOW_FLOOR, FLOOR, run_agent_handler
 
-from elsai.session import keys
 from elsai.cdk.lock import locked_versions
+from elsai.session import keys
 
 pytestmark = pytest.mark.slow
 

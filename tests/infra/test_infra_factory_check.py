@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from elsai.cdk.factory_check import check_agent_factory
 from elsai.errors import AgentFactoryError
 from elsai.serverless import load_factory
-from elsai.cdk.factory_check import check_agent_factory
 
 FACTORIES = """
 from elsai import Agent

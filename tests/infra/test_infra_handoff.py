@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from asl_harness import FunctionError, Harness, running
 
-from elsai.serverless import executions
 from elsai.cdk.config import (
     EVENTS_PER_INTERRUPT_ROUND,
     EVENTS_PER_RETRY,
     EVENTS_PER_SLICE,
     ElsaiConfig,
 )
+from elsai.serverless import executions
 from infra.synth import synth_template
 
 HANDOFF_CONTEXT = {"slicesPerExecution": 2, "maxSlices": 20}

@@ -21,12 +21,12 @@ from serverless_helpers import assert_valid_conversation
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
+from elsai.cdk.config import ElsaiConfig
 from elsai.models import BedrockModel, ScriptedModel
 from elsai.models.base import ModelRequest
 from elsai.serverless import DeadlinePolicy, SliceRequest, run_slice
 from elsai.session import FileSessionManager, keys
 from elsai.types import tool_results
-from elsai.cdk.config import ElsaiConfig
 
 
 class ReadTimeoutScriptedModel(ScriptedModel):
