@@ -28,8 +28,8 @@ test: setup
 	$(PY) -m pytest
 
 lint: setup
-	$(VENV)/bin/ruff check elsai lambdas infra tests bench
-	$(VENV)/bin/ruff format --check elsai lambdas infra tests bench
+	$(VENV)/bin/ruff check elsai lambdas infra tests bench examples
+	$(VENV)/bin/ruff format --check elsai lambdas infra tests bench examples
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy elsai
 
