@@ -208,11 +208,13 @@ def assemble_bundle(
     *,
     code: Sequence[Path] = (),
     services: Sequence[str] | None = None,
+    modules: Sequence[str] = (),
 ) -> None:
     """Write the full Lambda bundle into ``output_dir`` (deps first, code on top, then .pyc).
 
     Without ``requirements`` the dependencies are exactly the lock's. ``code``: the user's agent
-    packages or modules, placed at the bundle root next to the handlers.
+    packages or modules, placed at the bundle root next to the handlers; ``modules``: what else
+    a slice imports (the user's factory module), precompiled like the handlers' imports.
     """
     deps = install_dependencies(requirements, services=services)
     shutil.copytree(deps, output_dir, dirs_exist_ok=True, ignore=_ignore)
@@ -227,7 +229,8 @@ def assemble_bundle(
     shutil.copytree(SDK_DIR, output_dir / "elsai", dirs_exist_ok=True, ignore=_ignore_sdk)
     _copy_user_code(code, output_dir)
     if LAMBDAS_DIR.is_dir():  # cp312 bytecode for what the init phase imports
-        precompile_init_imports(output_dir, entry_modules(output_dir, LAMBDAS_DIR))
+        entries = entry_modules(output_dir, LAMBDAS_DIR)
+        precompile_init_imports(output_dir, entries + [m for m in modules if m not in entries])
 
 
 @jsii.implements(cdk.ILocalBundling)
@@ -240,21 +243,30 @@ class LocalPythonBundling:
         *,
         code: Sequence[Path] = (),
         services: Sequence[str] | None = None,
+        modules: Sequence[str] = (),
     ) -> None:
         self._requirements = requirements
         self._code = tuple(code)
         self._services = services
+        self._modules = tuple(modules)
 
     def try_bundle(self, output_dir: str, *, image: cdk.DockerImage, **_kwargs: object) -> bool:
         """Build the bundle into CDK's asset directory; never asks for Docker."""
         assemble_bundle(
-            Path(output_dir), self._requirements, code=self._code, services=self._services
+            Path(output_dir),
+            self._requirements,
+            code=self._code,
+            services=self._services,
+            modules=self._modules,
         )
         return True
 
 
 def lambda_code(
-    code: Sequence[Path] = (), *, botocore_services: Sequence[str] | None = None
+    code: Sequence[Path] = (),
+    *,
+    botocore_services: Sequence[str] | None = None,
+    modules: Sequence[str] = (),
 ) -> lambda_.Code:
     """One asset for every function in the stack (CDK uploads it once).
 
@@ -267,6 +279,6 @@ def lambda_code(
         bundling=cdk.BundlingOptions(
             # Never pulled: local bundling always succeeds or raises.
             image=lambda_.Runtime.PYTHON_3_12.bundling_image,
-            local=LocalPythonBundling(code=code, services=botocore_services),
+            local=LocalPythonBundling(code=code, services=botocore_services, modules=modules),
         ),
     )

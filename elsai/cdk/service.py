@@ -70,7 +70,8 @@ class DurableAgentService(Construct):
             dirs = (LAMBDAS_DIR, *dict.fromkeys(p.parent for p in self.code))
             check_agent_factory(self.config.agent_factory, dirs)
         # One asset, shared by every function.
-        asset = lambda_code(self.code, botocore_services=botocore_services)
+        factory_module = [self.config.agent_factory.partition(":")[0]] if self.code else []
+        asset = lambda_code(self.code, botocore_services=botocore_services, modules=factory_module)
         stack = cdk.Stack.of(self)
 
         self.storage = SessionsBucket(
