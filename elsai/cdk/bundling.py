@@ -38,7 +38,6 @@ from elsai.cdk.lock import (
     LAMBDAS_DIR,
     LOCK_FILE,
     PACKAGE_DIR,
-    PYPROJECT,
     REPO_ROOT,
     botocore_services,
     lambda_requirements,
@@ -144,16 +143,19 @@ def install_dependencies(
 def _check_lock_is_current(lock: Path) -> None:
     """Refuse a lock that no longer satisfies pyproject.toml (a dependency changed, no relock).
 
-    An installed wheel has no pyproject.toml: its lock was checked when the wheel was built.
+    Also what keeps a user's own lock (``DurableAgentService(lock=...)``) honest: it must pin
+    everything elsai's handlers need.
     """
-    if not PYPROJECT.exists():
-        return
     stale = unsatisfied(lambda_requirements(), locked_versions(lock))
-    if stale:
-        raise RuntimeError(
-            f"{lock} does not satisfy pyproject.toml: {', '.join(stale)}. "
-            "Run `make lock` and commit the result."
-        )
+    if not stale:
+        return
+    own = "compile your own lock from `python -m elsai.cdk.lock requirements` plus your packages"
+    if INSTALLED:
+        raise RuntimeError(f"{lock} does not pin what elsai needs: {', '.join(stale)}; {own}.")
+    raise RuntimeError(
+        f"{lock} does not satisfy pyproject.toml: {', '.join(stale)}. "
+        f"Run `make lock` and commit the result (or {own})."
+    )
 
 
 def _prune(target: Path, services: tuple[str, ...]) -> None:
@@ -209,14 +211,16 @@ def assemble_bundle(
     code: Sequence[Path] = (),
     services: Sequence[str] | None = None,
     modules: Sequence[str] = (),
+    lock: Path = LOCK_FILE,
 ) -> None:
     """Write the full Lambda bundle into ``output_dir`` (deps first, code on top, then .pyc).
 
     Without ``requirements`` the dependencies are exactly the lock's. ``code``: the user's agent
     packages or modules, placed at the bundle root next to the handlers; ``modules``: what else
-    a slice imports (the user's factory module), precompiled like the handlers' imports.
+    a slice imports (the user's factory module), precompiled like the handlers' imports;
+    ``lock``: a hashed lock with the user's own extra packages (default: elsai's).
     """
-    deps = install_dependencies(requirements, services=services)
+    deps = install_dependencies(requirements, services=services, lock=lock)
     shutil.copytree(deps, output_dir, dirs_exist_ok=True, ignore=_ignore)
     (output_dir / ".complete").unlink(missing_ok=True)
     # The handlers may not exist yet: copy whatever lambdas/ holds.
@@ -244,11 +248,13 @@ class LocalPythonBundling:
         code: Sequence[Path] = (),
         services: Sequence[str] | None = None,
         modules: Sequence[str] = (),
+        lock: Path = LOCK_FILE,
     ) -> None:
         self._requirements = requirements
         self._code = tuple(code)
         self._services = services
         self._modules = tuple(modules)
+        self._lock = lock
 
     def try_bundle(self, output_dir: str, *, image: cdk.DockerImage, **_kwargs: object) -> bool:
         """Build the bundle into CDK's asset directory; never asks for Docker."""
@@ -258,6 +264,7 @@ class LocalPythonBundling:
             code=self._code,
             services=self._services,
             modules=self._modules,
+            lock=self._lock,
         )
         return True
 
@@ -267,6 +274,7 @@ def lambda_code(
     *,
     botocore_services: Sequence[str] | None = None,
     modules: Sequence[str] = (),
+    lock: Path = LOCK_FILE,
 ) -> lambda_.Code:
     """One asset for every function in the stack (CDK uploads it once).
 
@@ -279,6 +287,8 @@ def lambda_code(
         bundling=cdk.BundlingOptions(
             # Never pulled: local bundling always succeeds or raises.
             image=lambda_.Runtime.PYTHON_3_12.bundling_image,
-            local=LocalPythonBundling(code=code, services=botocore_services, modules=modules),
+            local=LocalPythonBundling(
+                code=code, services=botocore_services, modules=modules, lock=lock
+            ),
         ),
     )

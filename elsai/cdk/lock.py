@@ -52,12 +52,16 @@ def requirement_name(req: str) -> str:
 def lambda_requirements(pyproject: Path = PYPROJECT) -> list[str]:
     """The bundle's direct requirements: the SDK's deps (boto3 included) + the ``lambda`` extra.
 
-    Read from pyproject.toml so the bundle never drifts from the package metadata; an optional
-    ``lambdas/requirements.txt`` adds handler-only deps. One entry per distribution.
+    Read from pyproject.toml so the bundle never drifts from the package metadata (an installed
+    wheel has none: its metadata says the same); an optional ``lambdas/requirements.txt`` adds
+    handler-only deps. One entry per distribution.
     """
-    project = tomllib.loads(pyproject.read_text())["project"]
-    reqs: list[str] = list(project.get("dependencies", []))
-    reqs += project.get("optional-dependencies", {}).get("lambda", [])
+    if pyproject.exists():
+        project = tomllib.loads(pyproject.read_text())["project"]
+        reqs: list[str] = list(project.get("dependencies", []))
+        reqs += project.get("optional-dependencies", {}).get("lambda", [])
+    else:
+        reqs = _installed_requirements()
     reqs += BUNDLE_ONLY_REQUIREMENTS
     extra = LAMBDAS_DIR / "requirements.txt"
     if extra.exists():
@@ -67,6 +71,22 @@ def lambda_requirements(pyproject: Path = PYPROJECT) -> list[str]:
                 reqs.append(line)
     kept = {requirement_name(r): r.strip() for r in reqs}
     return sorted(kept.values())
+
+
+def _installed_requirements() -> list[str]:
+    """The installed elsai's dependencies plus its ``lambda`` extra, from the wheel's metadata."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    out = []
+    for text in requires("elsai") or []:
+        req = Requirement(text)
+        if req.marker is not None and not req.marker.evaluate({"extra": "lambda"}):
+            continue
+        extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+        out.append(f"{req.name}{extras}{req.specifier}")
+    return out
 
 
 def botocore_services(pyproject: Path = PYPROJECT) -> tuple[str, ...]:

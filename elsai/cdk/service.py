@@ -20,7 +20,7 @@ from elsai.cdk.api import JobsApi
 from elsai.cdk.bundling import lambda_code
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.factory_check import check_agent_factory
-from elsai.cdk.lock import LAMBDAS_DIR
+from elsai.cdk.lock import LAMBDAS_DIR, LOCK_FILE
 from elsai.cdk.nag import acknowledge_findings
 from elsai.cdk.props import add_outputs, code_paths, resolve_config, state_machine_name
 from elsai.cdk.retention import RetentionSweeper
@@ -39,6 +39,9 @@ class DurableAgentService(Construct):
     check_factory: import and call the factory at synth time (default: on, unless the context
         says ``checkAgentFactory=false``); off when the factory needs packages synth lacks.
     botocore_services: botocore models kept in the bundle (default: pyproject's or elsai's list).
+    lock: a hashed requirements lock for the Lambda platform holding elsai's requirements
+        (``python -m elsai.cdk.lock requirements``) plus the packages your agent needs;
+        default: elsai's own lock.
     output_prefix: prefix of the CfnOutput ids (``ApiUrl`` ...); give one per extra service
         in the same stack (``elsai jobs --stack-name`` reads ``ApiUrl``).
 
@@ -59,6 +62,7 @@ class DurableAgentService(Construct):
         config: ElsaiConfig | None = None,
         check_factory: bool | None = None,
         botocore_services: Sequence[str] | None = None,
+        lock: Path | None = None,
         output_prefix: str = "",
     ) -> None:
         super().__init__(scope, construct_id)
@@ -71,7 +75,12 @@ class DurableAgentService(Construct):
             check_agent_factory(self.config.agent_factory, dirs)
         # One asset, shared by every function.
         factory_module = [self.config.agent_factory.partition(":")[0]] if self.code else []
-        asset = lambda_code(self.code, botocore_services=botocore_services, modules=factory_module)
+        asset = lambda_code(
+            self.code,
+            botocore_services=botocore_services,
+            modules=factory_module,
+            lock=Path(lock).resolve() if lock else LOCK_FILE,
+        )
         stack = cdk.Stack.of(self)
 
         self.storage = SessionsBucket(

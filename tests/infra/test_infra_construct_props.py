@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,13 @@ import aws_cdk as cdk
 import pytest
 
 from elsai.cdk import DurableAgentService, ElsaiConfig
-from elsai.cdk.lock import DEFAULT_BOTOCORE_SERVICES, botocore_services
+from elsai.cdk.lock import (
+    DEFAULT_BOTOCORE_SERVICES,
+    LOCK_FILE,
+    botocore_services,
+    lambda_requirements,
+    requirement_name,
+)
 from elsai.errors import AgentFactoryError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,6 +139,21 @@ def test_a_factory_that_fails_is_refused_at_synth(user_code: Path) -> None:
         DurableAgentService(stack, "Agents", code=user_code, factory="props_agents.main:broken")
 
 
+def test_a_users_lock_without_elsais_requirements_is_refused_at_synth(
+    user_code: Path, tmp_path: Path
+) -> None:
+    own = tmp_path / "lambda-lock.txt"
+    own.write_text(re.sub(r"(?m)^boto3==\S+", "boto3==1.34.0", LOCK_FILE.read_text()))
+    app = cdk.App(context={"@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True})
+    stack = cdk.Stack(app, "OwnLock")
+    with pytest.raises(
+        Exception, match=r"boto3>=1\.35\.69.*python -m elsai\.cdk\.lock requirements"
+    ):
+        DurableAgentService(
+            stack, "Agents", code=user_code, factory="props_agents.main:build", lock=own
+        )
+
+
 def test_missing_code_is_refused(tmp_path: Path) -> None:
     app = cdk.App(context=NO_BUNDLING)
     stack = cdk.Stack(app, "Missing")
@@ -224,6 +246,20 @@ def test_the_wheel_carries_the_construct_library_and_the_handlers(tmp_path: Path
     assert (Path(lambdas) / "agent_handler.py").exists() and Path(lock_file).exists()
     assert Path(sdk) == site / "elsai"
     assert tuple(services) == DEFAULT_BOTOCORE_SERVICES
+    # A user compiling their own lock starts from the same requirements as `make lock`.
+    printed = subprocess.run(
+        [sys.executable, "-m", "elsai.cdk.lock", "requirements"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=True,
+    ).stdout.split()  # fmt: skip
+    assert _specs(printed) == _specs(lambda_requirements())
+
+
+def _specs(requirements: list[str]) -> dict[str, Any]:
+    from packaging.requirements import Requirement
+
+    return {
+        requirement_name(r): (Requirement(r).specifier, Requirement(r).extras) for r in requirements
+    }
 
 
 def test_the_readme_deploy_recipe_synthesizes_clean(tmp_path: Path) -> None:
