@@ -16,8 +16,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from elsai.serverless import DeadlinePolicy, SliceRequest, load_factory, park_task_token, run_slice
-from elsai.serverless.scoped import job_credentials, job_storage_prefix
 from elsai.serverless.runtime_check import require_s3_conditional_writes
+from elsai.serverless.scoped import job_credentials, job_storage_prefix
 from elsai.session import S3SessionManager
 
 require_s3_conditional_writes()  # init phase: a too-old botocore fails here, not mid-job

@@ -35,11 +35,6 @@ def _isolation(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ELSAI_AUTH", raising=False)
 
 
-def as_caller(event: dict[str, Any], arn: str | None) -> dict[str, Any]:
-    event["requestContext"]["identity"]["userArn"] = arn
-    return event
-
-
 class Caller:
     """One principal's view of the API."""
 
@@ -47,14 +42,14 @@ class Caller:
         self.api, self.arn = api, arn
 
     def call(self, fixture: str, **kwargs: Any) -> Reply:
-        return self.api.call(as_caller(make_event(fixture, **kwargs), self.arn))
+        return self.api.call(make_event(fixture, caller=self.arn, **kwargs))
 
     def start(self, body: dict[str, Any], key: str | None = None) -> Reply:
         headers: dict[str, Any] = {"Idempotency-Key": key} if key else {}
         return self.call("post_jobs.json", body=body, headers=headers)
 
     def get(self, path: str) -> Reply:
-        event = as_caller(make_event("get_job.json", path=path), self.arn)
+        event = make_event("get_job.json", path=path, caller=self.arn)
         event["queryStringParameters"] = event["multiValueQueryStringParameters"] = None
         return self.api.call(event)
 
