@@ -7,11 +7,12 @@ from constructs import Construct
 
 from infra.bundling import lambda_code
 from infra.config import ElsaiConfig
-from infra.constructs.agent_function import AgentFunction
+from infra.constructs.agent_function import BEDROCK_INVOKE_ACTIONS, AgentFunction
 from infra.constructs.api import JobsApi
 from infra.constructs.retention import RetentionSweeper
 from infra.constructs.state_machine import AgentStateMachine
 from infra.constructs.storage import SessionsBucket
+from infra.constructs.tenancy import TenantRole
 from infra.factory_check import check_agent_factory
 
 
@@ -61,6 +62,16 @@ class ElsaiStack(cdk.Stack):
             state_machine_name=name,
             config=self.config,
         )
+        self.tenant: TenantRole | None = None
+        if self.config.tenant_isolation:
+            self.tenant = TenantRole(
+                self,
+                "Tenant",
+                bucket=self.storage.bucket,
+                agent_function=self.agent.function,
+                model_arns=self.agent.model_arns,
+                bedrock_actions=BEDROCK_INVOKE_ACTIONS,
+            )
         self.sweeper: RetentionSweeper | None = None
         if self.config.session_retention_days is not None:
             self.sweeper = RetentionSweeper(
