@@ -45,6 +45,15 @@ REUSE_MARGIN_SECONDS = 20 * 60
 
 _JOB_RE = re.compile(rf"^o([0-9a-f]{{{keys.OWNER_TAG_CHARS}}})-.")
 _CREDENTIAL_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+#: Other ways to the function's own credentials (a profile, the container credentials
+#: endpoint that SnapStart functions use): hidden while a scoped block runs.
+_HIDDEN_VARS = (
+    "AWS_PROFILE",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+)
 _cache: dict[str, dict[str, Any]] = {}
 _env_lock = threading.Lock()
 
@@ -103,8 +112,10 @@ def assume_scoped(
     """Credentials of `role_arn` narrowed by `policy` (cached per role and policy)."""
     text = json.dumps(policy, separators=(",", ":"), sort_keys=True)
     cache_key = f"{role_arn}\n{text}"
+    for stale in [k for k, c in _cache.items() if not _fresh(c)]:
+        del _cache[stale]  # a warm container serves many jobs: keep only usable entries
     cached = _cache.get(cache_key)
-    if cached is not None and cached["Expiration"].timestamp() - time.time() > REUSE_MARGIN_SECONDS:
+    if cached is not None:
         return cached
     if sts is None:
         from elsai.aws_clients import shared_client
@@ -121,22 +132,31 @@ def assume_scoped(
     return credentials
 
 
+def _fresh(credentials: dict[str, Any]) -> bool:
+    return bool(credentials["Expiration"].timestamp() - time.time() > REUSE_MARGIN_SECONDS)
+
+
 @contextlib.contextmanager
 def ambient_credentials(credentials: dict[str, Any]) -> Iterator[None]:
     """Make `credentials` the process's ambient AWS credentials while the block runs.
 
     Env vars come first in boto3's credential chain; boto3's default session is dropped so
     that ``boto3.client(...)`` builds a new one from them; elsai's shared clients are keyed
-    by ``AWS_ACCESS_KEY_ID``, so they are rebuilt too. Everything is restored afterwards.
+    by ``AWS_ACCESS_KEY_ID``, so they are rebuilt too (and dropped afterwards). The other
+    roads to the function's own credentials (`_HIDDEN_VARS`) are closed meanwhile.
+    Everything is restored afterwards.
     """
     values = (
         credentials["AccessKeyId"],
         credentials["SecretAccessKey"],
         credentials["SessionToken"],
     )
+    from elsai.aws_clients import forget_access_key
+
     with _env_lock:
-        saved = {name: os.environ.get(name) for name in _CREDENTIAL_VARS}
-        saved_profile = os.environ.pop("AWS_PROFILE", None)
+        saved = {name: os.environ.get(name) for name in (*_CREDENTIAL_VARS, *_HIDDEN_VARS)}
+        for name in _HIDDEN_VARS:
+            os.environ.pop(name, None)
         os.environ.update(dict(zip(_CREDENTIAL_VARS, values, strict=True)))
         default_session = _swap_default_session(None)
         try:
@@ -147,9 +167,8 @@ def ambient_credentials(credentials: dict[str, Any]) -> Iterator[None]:
                     os.environ.pop(name, None)
                 else:
                     os.environ[name] = value
-            if saved_profile is not None:
-                os.environ["AWS_PROFILE"] = saved_profile
             _swap_default_session(default_session)
+            forget_access_key(values[0])
 
 
 def _swap_default_session(session: Any) -> Any:

@@ -159,3 +159,29 @@ def test_without_a_tenant_role_the_slice_runs_on_the_function_credentials(
     monkeypatch.delenv(TENANT_ROLE_ENV)
     with pytest.raises(Exception, match="AccessDenied"):
         _slice(JOB_A, [], monkeypatch)
+
+
+def test_ambient_swap_hides_other_credential_sources_and_restores_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datetime import UTC, datetime
+
+    from elsai.serverless.scoped import ambient_credentials
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "FUNCTION")
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9001/creds")
+    monkeypatch.setenv("AWS_PROFILE", "function-profile")
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    scoped = {"AccessKeyId": "SCOPED", "SecretAccessKey": "s", "SessionToken": "t",
+              "Expiration": datetime.now(UTC)}  # fmt: skip
+    with ambient_credentials(scoped):
+        assert os.environ["AWS_ACCESS_KEY_ID"] == "SCOPED"
+        assert "AWS_CONTAINER_CREDENTIALS_FULL_URI" not in os.environ
+        assert "AWS_PROFILE" not in os.environ
+        client = aws_clients.shared_client("s3", region_name=REGION)
+        assert client._request_signer._credentials.access_key == "SCOPED"
+    assert os.environ["AWS_ACCESS_KEY_ID"] == "FUNCTION"
+    assert os.environ["AWS_CONTAINER_CREDENTIALS_FULL_URI"] == "http://127.0.0.1:9001/creds"
+    assert os.environ["AWS_PROFILE"] == "function-profile"
+    assert "AWS_SESSION_TOKEN" not in os.environ
+    assert not [k for k in aws_clients._clients if "SCOPED" in k[-1]]  # no client per job left
