@@ -91,6 +91,11 @@ class ElsaiConfig:
         if self.interrupt_wait_seconds < 1:
             raise ValueError("interruptWaitSeconds must be >= 1")
         self._check_budgets()
+        if self.tenant_isolation and self.session_retention_days is not None:
+            raise ValueError(
+                "sessionRetentionDays cannot be combined with tenantIsolation yet: the sweeper "
+                "walks session_* at the bucket root, and isolated sessions live under owners/"
+            )
 
     def _check_budgets(self) -> None:
         if self.session_retention_days is not None and self.session_retention_days < 1:

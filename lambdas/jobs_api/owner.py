@@ -127,9 +127,10 @@ def _cognito_caller(context: dict[str, Any]) -> Caller:
             "the request carries no caller identity: no Cognito 'sub' claim (is the authorizer on?)"
         )
     assert isinstance(claims, dict)
-    groups = claims.get("cognito:groups") or ""
-    groups = set(groups if isinstance(groups, list) else str(groups).strip("[]").split(","))
-    admin = bool({g.strip() for g in groups} & _listed(ADMIN_GROUPS_ENV))
+    # REST API authorizers pass claims as strings: "ops,oncall" or "[ops oncall]".
+    raw = claims.get("cognito:groups") or ""
+    groups = raw if isinstance(raw, list) else re.split(r"[,\s]+", str(raw).strip("[]"))
+    admin = bool({str(g).strip() for g in groups} & _listed(ADMIN_GROUPS_ENV))
     return Caller(owner=f"cognito:{sub}", admin=admin)
 
 

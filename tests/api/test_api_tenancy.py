@@ -174,9 +174,12 @@ def test_missing_or_malformed_identity_is_401_on_every_route(api: Api, arn: str 
 def test_cognito_sub_is_the_owner(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ELSAI_AUTH", "cognito")
 
-    def call(sub: str | None, fixture: str, **kwargs: Any) -> Reply:
-        event = make_event(fixture, **kwargs)
-        event["requestContext"]["authorizer"] = {"claims": {"sub": sub} if sub else {}}
+    monkeypatch.setenv("ELSAI_ADMIN_GROUPS", "ops")
+
+    def call(sub: str | None, fixture: str, groups: str = "", **kwargs: Any) -> Reply:
+        event = make_event(fixture, caller=None, **kwargs)  # no SigV4 identity behind Cognito
+        claims = {"sub": sub, "cognito:groups": groups} if sub else {}
+        event["requestContext"]["authorizer"] = {"claims": claims}
         return api.call(event)
 
     job = call("sub-1", "post_jobs.json", body={"prompt": "x"}).body["job_id"]
@@ -184,6 +187,7 @@ def test_cognito_sub_is_the_owner(api: Api, monkeypatch: pytest.MonkeyPatch) -> 
     assert call("sub-1", "get_job.json", path=f"/jobs/{job}").status == 200
     assert call("sub-2", "get_job.json", path=f"/jobs/{job}").status == 404
     assert call(None, "get_job.json", path=f"/jobs/{job}").status == 401
+    assert call("sub-3", "get_job.json", path=f"/jobs/{job}", groups="[dev ops]").status == 200
 
 
 def _agent_turn(arn: str, session_id: str, prompt: str) -> None:

@@ -170,3 +170,8 @@ def test_a_bad_isolation_flag_is_refused() -> None:
 
     with pytest.raises(ValueError, match="tenantIsolation"):
         ElsaiConfig.from_node(cdk.App(context={"tenantIsolation": "yes please"}).node)
+
+
+def test_retention_sweeper_is_refused_with_isolation_rather_than_silently_idle() -> None:
+    with pytest.raises(ValueError, match="sessionRetentionDays cannot be combined"):
+        ElsaiConfig(tenant_isolation=True, session_retention_days=30)
