@@ -1,7 +1,8 @@
 """A tool inside A's job cannot reach B's session with the ambient credentials.
 
 moto with IAM enforcement on: the agent function runs as an IAM user allowed only to assume
-the tenant role; the tenant role may read and put everything under ``owners/``. Each slice of
+the tenant role; the tenant role carries the policy the CDK construct synthesizes
+(``owners/*`` read + put, the model), read from the isolated stack's template. Each slice of
 the real agent handler assumes it with the job's session policy (`elsai.serverless.scoped`),
 so the tool below, which calls boto3 with whatever credentials the process has, reaches only
 its own job's session and records.
@@ -58,9 +59,44 @@ def _seed(prefix: str, session_id: str) -> None:
     manager.ensure_session()
 
 
+def _resolve(node: Any, pseudo: dict[str, str]) -> Any:
+    """A template value with Ref / GetAtt / Join replaced by this test account's values."""
+    if isinstance(node, list):
+        return [_resolve(n, pseudo) for n in node]
+    if isinstance(node, dict) and len(node) == 1:
+        ((fn, arg),) = node.items()
+        if fn == "Fn::Join":
+            return str(arg[0]).join(str(_resolve(p, pseudo)) for p in arg[1])
+        if fn == "Ref":
+            return pseudo[arg]
+        if fn == "Fn::GetAtt" and arg[0].startswith("SessionsBucket") and arg[1] == "Arn":
+            return f"arn:aws:s3:::{BUCKET}"
+        raise AssertionError(f"unexpected intrinsic in the tenant role's policy: {node}")
+    if isinstance(node, dict):
+        return {k: _resolve(v, pseudo) for k, v in node.items()}
+    return node
+
+
+@pytest.fixture(scope="module")
+def tenant_statements() -> list[dict[str, Any]]:
+    """The tenant role's policy as `infra/constructs/tenancy.py` synthesizes it."""
+    from infra.synth import DEFAULT_PSEUDO, synth_template
+
+    template = synth_template({"tenantIsolation": "true", "aws:cdk:bundling-stacks": []}, nag=False)
+    (policy,) = [
+        v["Properties"] for v in template["Resources"].values()
+        if v["Type"] == "AWS::IAM::Policy"
+        and any(r["Ref"].startswith("TenantRole") for r in v["Properties"]["Roles"])
+    ]  # fmt: skip
+    statements = _resolve(policy["PolicyDocument"]["Statement"], DEFAULT_PSEUDO)
+    assert isinstance(statements, list)
+    return statements
+
+
 @pytest.fixture
 def account(
     monkeypatch: pytest.MonkeyPatch,
+    tenant_statements: list[dict[str, Any]],
     session_policies_enforced: None,  # noqa: F811 - the fixture imported above
 ) -> Iterator[str]:
     """Function user + tenant role + two owners' sessions; yields the function's key id."""
@@ -88,11 +124,9 @@ def account(
             AssumeRolePolicyDocument=_policy([{"Effect": "Allow", "Action": "sts:AssumeRole",
                                                "Principal": {"AWS": user}}]),
         )["Role"]["Arn"]  # fmt: skip
-        iam.put_role_policy(RoleName="elsai-tenant", PolicyName="owners", PolicyDocument=_policy([
-            {"Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject"],
-             "Resource": f"arn:aws:s3:::{BUCKET}/owners/*"},
-            {"Effect": "Allow", "Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{BUCKET}"},
-        ]))  # fmt: skip
+        iam.put_role_policy(
+            RoleName="elsai-tenant", PolicyName="owners", PolicyDocument=_policy(tenant_statements)
+        )
         iam.put_user_policy(UserName="agent-function", PolicyName="assume", PolicyDocument=_policy(
             [{"Effect": "Allow", "Action": "sts:AssumeRole", "Resource": role}]
         ))  # fmt: skip
