@@ -97,6 +97,7 @@ def test_another_caller_cannot_read_poll_answer_or_cancel_a_job(engine_api: Api)
         assert reply.body == {"error": f"no job {job_id!r}"}
     assert engine_api.describe(job_id)["status"] == "RUNNING"  # nothing B did reached it
 
+    assert alice.get(f"/jobs/{job_id}/events").status == 200
     mine = alice.answer(job_id)
     assert mine.status == 200, mine.body
     done = wait_until(lambda: (r := alice.get(f"/jobs/{job_id}")).body["status"] == "SUCCEEDED"
