@@ -53,3 +53,14 @@ def clear() -> None:
     """Forget every shared client (tests that change credentials mid-process, benchmarks)."""
     with _lock:
         _clients.clear()
+
+
+def forget_access_key(access_key_id: str) -> None:
+    """Drop the shared clients built while `access_key_id` was the ambient key.
+
+    Per-job scoped credentials (elsai.serverless.scoped) would otherwise leave one client
+    per job in a warm process.
+    """
+    with _lock:
+        for key in [k for k in _clients if access_key_id in k[-1]]:
+            del _clients[key]

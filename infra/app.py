@@ -56,6 +56,7 @@ class ElsaiStack(cdk.Stack):
             self.service.jobs,
         )
         self.api, self.sweeper = self.service.api, self.service.sweeper
+        self.tenant = self.service.tenant
 
 
 def cdk_json_context(path: Path = REPO_ROOT / "cdk.json") -> dict[str, Any]:

@@ -17,6 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from elsai.serverless import DeadlinePolicy, SliceRequest, load_factory, park_task_token, run_slice
 from elsai.serverless.runtime_check import require_s3_conditional_writes
+from elsai.serverless.scoped import job_credentials, job_storage_prefix
 from elsai.session import S3SessionManager
 
 require_s3_conditional_writes()  # init phase: a too-old botocore fails here, not mid-job
@@ -57,7 +58,9 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         agent_id=request.agent_id,
     )
     factory = load_factory(os.environ.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent"))
-    manager = S3SessionManager(session_id=request.session_id, bucket=_bucket())
+    manager = S3SessionManager(
+        session_id=request.session_id, bucket=_bucket(), prefix=job_storage_prefix(request.job_id)
+    )
     tracing = _otel_tracing()
     try:
         result = run_slice(
@@ -96,7 +99,9 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 def _park(event: dict[str, Any]) -> dict[str, Any]:
     job_id, session_id = event["job_id"], event["session_id"]
     logger.append_keys(job_id=job_id, session_id=session_id)
-    manager = S3SessionManager(session_id=session_id, bucket=_bucket())
+    manager = S3SessionManager(
+        session_id=session_id, bucket=_bucket(), prefix=job_storage_prefix(job_id)
+    )
     park_task_token(manager, job_id, event["task_token"], event.get("interrupts"))
     logger.info("job waiting for interrupt responses")
     return {"parked": True}
@@ -106,6 +111,10 @@ def _park(event: dict[str, Any]) -> dict[str, Any]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    if event.get("action") == "park":
-        return _park(event)
-    return _run(event, context)
+    # With a tenant role configured, everything below (the agent's tools, the session store)
+    # runs with credentials scoped to this job's own objects (elsai.serverless.scoped).
+    job_id, session_id = str(event.get("job_id") or ""), str(event.get("session_id") or "")
+    with job_credentials(job_id, session_id, _bucket()):
+        if event.get("action") == "park":
+            return _park(event)
+        return _run(event, context)

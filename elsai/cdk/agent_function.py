@@ -85,8 +85,9 @@ class AgentFunction(Construct):
         self.function = self._fn.function
         self.role = self._fn.role
         # Read + put only: nothing in a slice deletes, and s3:DeleteObjectVersion would
-        # let a bug undo the bucket's versioning safeguard.
-        for prefix in AGENT_PREFIXES:
+        # let a bug undo the bucket's versioning safeguard. With tenant isolation the slice
+        # reaches S3 only through the per-job tenant role (infra/constructs/tenancy.py).
+        for prefix in () if config.tenant_isolation else AGENT_PREFIXES:
             bucket.grant_read(self.function, prefix)
             bucket.grant_put(self.function, prefix)
         self.model_arns = bedrock_resource_arns(config.model_id, cdk.Stack.of(self))

@@ -21,6 +21,7 @@ from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.function import PythonFunction, retention
+from elsai.cdk.tenancy import isolate_api, method_options
 from elsai.serverless import limits
 
 # Coarse gate in front of the jobs API Lambda (lambdas/jobs_api, which validates in detail),
@@ -124,7 +125,10 @@ class JobsApi(Construct):
         self.function = self._fn.function
         self.role = self._fn.role
         self.execution_arns = execution_arn_pattern(stack, state_machine_name)
+        self._isolated = config.tenant_isolation
         self._grant(bucket, state_machine)
+        if config.tenant_isolation:  # owner checks on, owners/* instead of the bucket root
+            isolate_api(self.function, bucket, config)
         self.api = self._rest_api(config)
         self._routes()
 
@@ -152,6 +156,8 @@ class JobsApi(Construct):
             actions=["states:SendTaskSuccess"],
             resource_arns=["*"],
         )
+        if self._isolated:
+            return  # tenant isolation: owner-prefixed reads and writes only (isolate_api)
         # Reads: session summaries (session_<id>/...) and parked task tokens (jobs/...).
         for prefix in API_READ_PREFIXES:
             bucket.grant_read(self.function, prefix)
@@ -180,9 +186,7 @@ class JobsApi(Construct):
             description="elsai durable agent jobs",
             endpoint_types=[apigw.EndpointType.REGIONAL],
             cloud_watch_role=True,  # required for execution logging (APIG6)
-            default_method_options=apigw.MethodOptions(
-                authorization_type=apigw.AuthorizationType.IAM
-            ),
+            default_method_options=method_options(self, config),  # IAM, or Cognito if set
             deploy_options=apigw.StageOptions(
                 stage_name="v1",
                 access_log_destination=apigw.LogGroupLogDestination(self.access_logs),

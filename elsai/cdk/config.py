@@ -69,6 +69,13 @@ class ElsaiConfig:
     throttle_retry_max_delay_seconds: int = 300
     max_model_calls: int | None = None  # per job; None = no model-call budget
     slices_per_execution: int | None = None  # None = the largest safe value
+    #: Tenant isolation (lambdas/README.md, "Trust model"): callers own their jobs and
+    #: sessions (owner-prefixed storage, 404 for others) and each slice runs its agent with
+    #: credentials scoped to its own job (infra/constructs/tenancy.py).
+    tenant_isolation: bool = False
+    admin_arns: tuple[str, ...] = ()  # IAM principals that may see every job
+    cognito_user_pool_arn: str | None = None  # Cognito authorizer instead of IAM (SigV4)
+    admin_groups: tuple[str, ...] = ()  # Cognito groups that may see every job
 
     def __post_init__(self) -> None:
         if not 1 <= self.function_timeout_seconds <= MAX_LAMBDA_TIMEOUT_SECONDS:
@@ -84,6 +91,11 @@ class ElsaiConfig:
         if self.interrupt_wait_seconds < 1:
             raise ValueError("interruptWaitSeconds must be >= 1")
         self._check_budgets()
+        if self.tenant_isolation and self.session_retention_days is not None:
+            raise ValueError(
+                "sessionRetentionDays cannot be combined with tenantIsolation yet: the sweeper "
+                "walks session_* at the bucket root, and isolated sessions live under owners/"
+            )
 
     def _check_budgets(self) -> None:
         if self.session_retention_days is not None and self.session_retention_days < 1:
@@ -214,4 +226,24 @@ class ElsaiConfig:
             if get(key):
                 values[field] = str(get(key))
         values["model_id"] = str(get("modelId") or default_model_id())
+        values.update(_tenancy_values(get))
         return cls(**values)
+
+
+def _tenancy_values(get: Any) -> dict[str, Any]:
+    """The tenant isolation knobs: a flag, and lists given as JSON lists or comma-separated."""
+
+    def names(key: str) -> tuple[str, ...]:
+        value = get(key)
+        items = value if isinstance(value, list) else str(value or "").split(",")
+        return tuple(str(item).strip() for item in items if str(item).strip())
+
+    flag = str(get("tenantIsolation")).strip().lower()
+    if flag not in ("none", "", "true", "false"):
+        raise ValueError(f"tenantIsolation must be true or false, got {get('tenantIsolation')!r}")
+    return {
+        "tenant_isolation": flag == "true",
+        "admin_arns": names("adminArns"),
+        "cognito_user_pool_arn": str(get("cognitoUserPoolArn") or "") or None,
+        "admin_groups": names("adminGroups"),
+    }

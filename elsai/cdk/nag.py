@@ -59,6 +59,7 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
     _api(stack)
     _state_machine(stack)
     _sweeper(stack)
+    _tenancy(stack)
     _ack(
         stack.storage.access_logs,
         "AwsSolutions-S1",
@@ -123,7 +124,7 @@ def _api(stack: ElsaiStack) -> None:
         "No WAF: every method requires SigV4 (AWS_IAM) and the stage is throttled; a web ACL "
         "can be attached per deployment without changing this stack.",
     )
-    for method in rest_api.methods:
+    for method in rest_api.methods if not stack.config.cognito_user_pool_arn else ():
         _ack(
             method,
             "AwsSolutions-COG4",
@@ -167,6 +168,40 @@ def _sweeper(stack: ElsaiStack) -> None:
     )
     _ack(policy, "AwsSolutions-IAM5[Resource::*]", XRAY)
     _ack(stack.sweeper.function, "AwsSolutions-L1", RUNTIME)
+
+
+OWNER_GRANT = (
+    "Tenant isolation: CDK grant_read/grant_put action groups on the owners/* prefix only "
+    "(every owner's data sits under owners/<tag>/); each slice narrows this role to its own "
+    "job's session and records with an AssumeRole session policy. No delete is granted."
+)
+
+
+def _tenancy(stack: ElsaiStack) -> None:
+    """The tenant role's owners/* grants and the API's owner-prefixed reads and writes."""
+    if stack.tenant is None:
+        return
+    bucket_arn = _arn_ref(stack, stack.storage.bucket)
+    policy = stack.tenant.role.node.find_child("DefaultPolicy")
+    for action in AGENT_S3_ACTIONS:
+        _ack(policy, f"AwsSolutions-IAM5[Action::{action}]", OWNER_GRANT)
+    _ack(policy, f"AwsSolutions-IAM5[Resource::{bucket_arn}/owners/*]", OWNER_GRANT)
+    for arn in stack.agent.model_arns:
+        if "*" in arn:
+            _ack(
+                policy,
+                f"AwsSolutions-IAM5[Resource::{_nag_arn(arn)}]",
+                "The model call runs with the job's scoped credentials; a cross-region "
+                "inference profile may route to any region of its geography (one model).",
+            )
+    api_policy = stack.api.role.node.find_child("DefaultPolicy")
+    for pattern in ("owners/*", "owners/*/jobs/*/cancelled.json", "owners/*/jobs/*/answers/*"):
+        _ack(
+            api_policy,
+            f"AwsSolutions-IAM5[Resource::{bucket_arn}/{pattern}]",
+            "Tenant isolation: the API reads any owner's prefix (it checks ownership itself) "
+            "and writes only cancel records and answer claims; the owner tag is a wildcard.",
+        )
 
 
 def _nag_arn(arn: str) -> str:

@@ -15,7 +15,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from elsai.cdk.agent_function import AgentFunction
+from elsai.cdk.agent_function import BEDROCK_INVOKE_ACTIONS, AgentFunction
 from elsai.cdk.api import JobsApi
 from elsai.cdk.bundling import lambda_code
 from elsai.cdk.config import ElsaiConfig
@@ -26,6 +26,7 @@ from elsai.cdk.props import add_outputs, code_paths, resolve_config, state_machi
 from elsai.cdk.retention import RetentionSweeper
 from elsai.cdk.state_machine import AgentStateMachine
 from elsai.cdk.storage import SessionsBucket
+from elsai.cdk.tenancy import TenantRole
 
 
 class DurableAgentService(Construct):
@@ -112,6 +113,16 @@ class DurableAgentService(Construct):
             state_machine_name=name,
             config=self.config,
         )
+        self.tenant: TenantRole | None = None
+        if self.config.tenant_isolation:
+            self.tenant = TenantRole(
+                self,
+                "Tenant",
+                bucket=self.storage.bucket,
+                agent_function=self.agent.function,
+                model_arns=self.agent.model_arns,
+                bedrock_actions=BEDROCK_INVOKE_ACTIONS,
+            )
         self.sweeper: RetentionSweeper | None = None
         if self.config.session_retention_days is not None:
             self.sweeper = RetentionSweeper(

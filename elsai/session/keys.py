@@ -98,3 +98,28 @@ def job_answer_key(job_id: str, task_token: str) -> str:
 def job_cancel_key(job_id: str) -> str:
     """Where the jobs API records that a client cancelled a job (Step Functions only says ABORTED)."""
     return f"jobs/{job_id}/cancelled.json"
+
+
+# -- owners (tenant isolation in the serverless runtime) --------------------------------------
+
+#: Where owner-namespaced storage lives: ``owners/<tag>/`` + the layout above, unchanged.
+OWNERS_PREFIX = "owners/"
+#: Hex characters of an owner tag (96 bits of SHA-256: collisions are out of reach).
+OWNER_TAG_CHARS = 24
+_OWNER_TAG_RE = re.compile(rf"^[0-9a-f]{{{OWNER_TAG_CHARS}}}$")
+
+
+def owner_tag(owner: str) -> str:
+    """A short, path-safe tag for an owner identity (a hash: no identity text in keys)."""
+    import hashlib
+
+    if not owner:
+        raise ValueError("an owner identity must not be empty")
+    return hashlib.sha256(owner.encode("utf-8")).hexdigest()[:OWNER_TAG_CHARS]
+
+
+def owner_prefix(tag: str) -> str:
+    """The storage prefix of one owner: every session and job record of theirs is below it."""
+    if not _OWNER_TAG_RE.match(tag):
+        raise ValueError(f"not an owner tag: {tag[:40]!r}")
+    return f"{OWNERS_PREFIX}{tag}/"

@@ -9,7 +9,8 @@ DELETE /jobs/{job_id}         cancel a running job (it reports CANCELLED)
 GET  /sessions/{session_id}   transcript summary and bookmark per agent
 
 Every answer is JSON. Bad input gets a 4xx ``{"error": ...}`` body (400 for any malformed or
-invalid request, 404/405 for routing misses, 409 for state conflicts, 413 for payloads over
+invalid request, 401 for a request without a caller identity when tenant isolation is on
+(`jobs_api.owner`; another caller's job is a 404 like a missing one), 404/405 for routing misses, 409 for state conflicts, 413 for payloads over
 Step Functions' cap); AWS throttling gets 503 + Retry-After; anything unexpected gets
 ``{"error": "internal error", "details": {"request_id": ...}}`` with 500, never a traceback.
 """
@@ -25,14 +26,22 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
-from jobs_api import aws
-from jobs_api.errors import Conflict, InvalidRequest, NotFound, RequestRefused, TooLarge
+from jobs_api import aws, owner
+from jobs_api.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    RequestRefused,
+    TooLarge,
+    Unidentified,
+)
 from jobs_api.routes import jobs as jobs_routes
 from jobs_api.routes import progress as progress_routes
 from jobs_api.routes import sessions as sessions_routes
 from jobs_api.telemetry import logger, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
+app.use(middlewares=[owner.middleware])  # caller identity + job ownership (jobs_api.owner)
 app.include_router(jobs_routes.router)
 app.include_router(progress_routes.router)
 app.include_router(sessions_routes.router)
@@ -50,6 +59,7 @@ _ROUTES: list[tuple[re.Pattern[str], str]] = [
 ]
 _STATUS: dict[type[RequestRefused], int] = {
     InvalidRequest: 400,
+    Unidentified: 401,
     NotFound: 404,
     Conflict: 409,
     TooLarge: 413,

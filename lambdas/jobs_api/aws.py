@@ -36,10 +36,14 @@ def bucket() -> str:
 
 
 def storage() -> "S3Storage":
-    """The session store, read through the same backend the agents write with."""
-    from elsai.session.storage.s3 import S3Storage  # only routes that read S3 pay for it
+    """The session store, read through the same backend the agents write with.
 
-    return S3Storage(bucket=bucket(), client=s3())
+    Under the storage prefix of the request's owner when tenant isolation is on.
+    """
+    from elsai.session.storage.s3 import S3Storage  # only routes that read S3 pay for it
+    from jobs_api.owner import storage_prefix
+
+    return S3Storage(bucket=bucket(), prefix=storage_prefix(), client=s3())
 
 
 def error_code(exc: ClientError) -> str:

@@ -18,6 +18,10 @@ class InvalidRequest(RequestRefused):
     """The request is malformed or breaks a rule (shown as 400)."""
 
 
+class Unidentified(RequestRefused):
+    """The request names no caller (or a malformed one) while isolation is on (shown as 401)."""
+
+
 class NotFound(RequestRefused):
     """The job or session named does not exist (shown as 404)."""
 

@@ -50,13 +50,18 @@ def execution_arn(job_id: str) -> str:
 
 def job_name(idempotency_key: str | None) -> str:
     """A fresh execution name, or one derived from the client's Idempotency-Key."""
+    from jobs_api.owner import current, new_job_id  # tagged with the owner under isolation
+
     if idempotency_key is None:
-        return uuid.uuid4().hex
+        return new_job_id(uuid.uuid4().hex)
     if not 1 <= len(idempotency_key) <= limits.MAX_IDEMPOTENCY_KEY_CHARS:
         raise InvalidRequest(
             f"Idempotency-Key must be 1-{limits.MAX_IDEMPOTENCY_KEY_CHARS} characters"
         )
-    return "idem-" + hashlib.sha256(utf8(idempotency_key, "Idempotency-Key")).hexdigest()[:48]
+    digest = hashlib.sha256(utf8(idempotency_key, "Idempotency-Key")).hexdigest()
+    # An owner's tag takes 26 characters: the digest shrinks so that hand-off names
+    # (<job_id>-c<N>) still fit Step Functions' 80.
+    return new_job_id("idem-" + digest[: 48 if current() is None else 40])
 
 
 def utf8(text: str, what: str) -> bytes:

@@ -4,7 +4,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from jobs_api import aws
+from jobs_api import aws, owner
 from jobs_api.cancel import public_status
 from jobs_api.errors import InvalidRequest
 
@@ -13,7 +13,11 @@ _STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
 def list_jobs(limit: int, after: str | None, status: str | None) -> dict[str, Any]:
-    """Up to `limit` jobs, newest first, and the cursor of the next page (None at the end)."""
+    """Up to `limit` jobs, newest first, and the cursor of the next page (None at the end).
+
+    Under tenant isolation a page shows only the caller's own jobs, so it may hold fewer
+    than `limit` (even none) while a cursor says more executions follow.
+    """
     if status is not None and status not in _STATUSES:
         raise InvalidRequest(f"status must be one of {', '.join(_STATUSES)}")
     kwargs: dict[str, Any] = {"stateMachineArn": aws.machine_arn(), "maxResults": limit}
@@ -35,5 +39,6 @@ def list_jobs(limit: int, after: str | None, status: str | None) -> dict[str, An
             **({"stopped_at": e["stopDate"].isoformat()} if e.get("stopDate") else {}),
         }
         for e in page.get("executions", [])
+        if owner.may_see(e["name"])  # tenant isolation: only the caller's own jobs
     ]
     return {"jobs": jobs, "cursor": page.get("nextToken")}

@@ -15,6 +15,8 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"
 BUCKET = "elsai-sessions-api-tests"
 MACHINE_NAME = "ElsaiJobs"
+#: The SigV4 principal API Gateway reports for requests `make_event` builds (IAM auth).
+CALLER_ARN = f"arn:aws:sts::{ACCOUNT}:assumed-role/app-users/tester"
 AGENT_ARN = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:elsai-agent"
 
 # What the example agent's tools would ask (shape of elsai.interrupt.Interrupt.to_dict()).
@@ -52,13 +54,18 @@ def make_event(
     body: Any = _NOT_SET,
     raw_body: str | None = None,
     headers: dict[str, str | list[str]] | None = None,
+    caller: str | None = CALLER_ARN,
 ) -> dict[str, Any]:
-    """A SAM fixture with the method, path, body or headers a test needs.
+    """A SAM fixture with the method, path, body, headers or caller a test needs.
+
+    `caller` is the identity's ``userArn`` (SAM's fixtures have none; API Gateway with IAM
+    auth always sets it). Only the API's tenant isolation (`jobs_api.owner`) reads it.
 
     `body` is JSON-encoded; `raw_body` goes in verbatim. Either clears the fixture's base64
     flag (API Gateway only base64-encodes binary media types, and this API declares none).
     """
     event = load_event(fixture)
+    event["requestContext"]["identity"]["userArn"] = caller
     if method is not None:
         event["httpMethod"] = method
         event["requestContext"]["httpMethod"] = method

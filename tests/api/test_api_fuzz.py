@@ -4,6 +4,7 @@ The cases come from a seeded, hand-rolled generator (no extra dependency): non-J
 random mutations of a valid body, JSON that is not an object, missing or wrong-typed fields,
 out-of-range lengths, extra fields, ids the session store refuses, lone surrogates, deep
 nesting, oversized payloads, odd content types and base64 flags, and odd path ids.
+Every test runs twice: without tenant isolation and with it (`jobs_api.owner`'s checks).
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ WEIRD_STRINGS: list[Any] = [
     "\ud800", "%2e%2e", "*", "?", "#",
 ]  # fmt: skip
 WRONG_TYPES: list[Any] = [0, 1, -1, 1.5, 1e308, True, False, None, [], ["x"], {}, {"text": "x"}]
+
+
+@pytest.fixture(autouse=True, params=["shared", "owner"])
+def _tenancy(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    if request.param == "owner":
+        monkeypatch.setenv("ELSAI_TENANCY", "owner")
 
 
 def _raw(value: Any) -> str:
