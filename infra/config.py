@@ -35,6 +35,16 @@ def default_model_id() -> str:
     return str(DEFAULT_MODEL_ID)
 
 
+def _flag(key: str, value: Any) -> bool:
+    """A boolean context value: JSON true/false, or "true"/"false" from ``-c key=value``."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return text == "true"
+
+
 @dataclass(frozen=True)
 class ElsaiConfig:
     """Deployment settings; defaults mirror cdk.json so tests without it behave the same."""
@@ -69,6 +79,9 @@ class ElsaiConfig:
     throttle_retry_max_delay_seconds: int = 300
     max_model_calls: int | None = None  # per job; None = no model-call budget
     slices_per_execution: int | None = None  # None = the largest safe value
+    #: Lambda SnapStart for the agent function (lambdas/README.md, "Cold start and SnapStart"):
+    #: a published version + "live" alias, which the state machine then invokes.
+    snap_start: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.function_timeout_seconds <= MAX_LAMBDA_TIMEOUT_SECONDS:
@@ -213,5 +226,7 @@ class ElsaiConfig:
         }.items():
             if get(key):
                 values[field] = str(get(key))
+        if get("snapStart") is not None:
+            values["snap_start"] = _flag("snapStart", get("snapStart"))
         values["model_id"] = str(get("modelId") or default_model_id())
         return cls(**values)

@@ -48,7 +48,7 @@ class ElsaiStack(cdk.Stack):
         self.jobs = AgentStateMachine(
             self,
             "Jobs",
-            agent_function=self.agent.function,
+            agent_function=self.agent.invoke_target,
             config=self.config,
             state_machine_name=name,
         )
