@@ -75,6 +75,11 @@ def markdown(results: dict[str, Any]) -> list[str]:
             lines.append(f"Not measured: {cold['skipped']}")
         else:
             lines += _cold_lines(cold)
+            env = results.get("environment", {})
+            if "load_average_at_end" in env:
+                lines += ["", f"Machine load (1-min load average) at the start / end of this run: "
+                          f"{env['load_average_at_start'][0]:.1f} / {env['load_average_at_end'][0]:.1f} "
+                          "on 2 CPUs (other engineers' test suites were running)."]  # fmt: skip
     if storm:
         lines += ["", "## Fault storm on the local runtime (issue 13 item 4)", ""]
         if "skipped" in storm:
