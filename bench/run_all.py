@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench import elsai_side, s3env, strands_side, workload
+from bench import cold_and_storm, elsai_side, s3env, strands_side, workload
 from bench.layer_timer import LayerTimer
 
 SIDES: dict[str, Any] = {"elsai": elsai_side, "strands": strands_side}
@@ -802,6 +802,7 @@ def markdown(results: dict[str, Any]) -> str:
         ]
         for key, value in rs["ratios"].items():
             lines.append(f"| {RESUME_RATIOS[key][2]} | {value:.2f} |")
+    lines += cold_and_storm.markdown(results)
     lines.append("")
     return "\n".join(lines)
 
@@ -849,7 +850,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--s3-cycles", type=int, default=60)
     parser.add_argument("--resume-messages", type=int, default=1000)
-    parser.add_argument("--only", choices=["overhead", "s3", "resume"], action="append")
+    parser.add_argument(
+        "--only", choices=["overhead", "s3", "resume", "cold_start", "storm"], action="append"
+    )
+    parser.add_argument("--cold-runs", type=int, default=10, help="cold-start rounds (issue 13)")
+    parser.add_argument("--storm-jobs", type=int, default=20, help="fault-storm jobs (issue 13)")
     parser.add_argument(
         "--disk-dir", default=None, help="directory on a real disk (default: system temp dir)"
     )
@@ -860,7 +865,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.cycles, args.repeats, args.s3_cycles, args.resume_messages = 30, 2, 30, 200
-    only = set(args.only or ["overhead", "s3", "resume"])
+        args.cold_runs, args.storm_jobs = 3, 3
+    only = set(args.only or ["overhead", "s3", "resume", "cold_start", "storm"])
 
     started = time.perf_counter()
     results: dict[str, Any] = {"environment": environment(), "arguments": vars(args)}
@@ -898,6 +904,14 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             counter.uninstall()
             server.stop()
+
+    if "cold_start" in only:
+        log(f"cold start of both handlers from their 3.12 bundles: {args.cold_runs} rounds")
+        strands = results["environment"]["strands_version"]
+        results["cold_start"] = cold_and_storm.run_cold_start(args.cold_runs, strands)
+    if "storm" in only:
+        log(f"fault storm on the local runtime: {args.storm_jobs} jobs")
+        results["storm"] = cold_and_storm.run_storm(args.storm_jobs)
 
     results["duration_s"] = time.perf_counter() - started
     results["environment"]["load_average_at_end"] = os.getloadavg()

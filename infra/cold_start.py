@@ -15,39 +15,53 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 # Moved next to the bundler (elsai.cdk ships it); re-exported for this tool's callers.
 from elsai.cdk.precompile import find_python312, lambda_env
 
 _PROBE = (
-    "import resource, time\n"
+    "import resource, sys, time\n"
     "t = time.perf_counter()\n"
-    "import agent_handler\n"
+    "for name in sys.argv[1:]: __import__(name)\n"
     "ms = (time.perf_counter() - t) * 1000\n"
     "u = resource.getrusage(resource.RUSAGE_SELF)\n"
+    # Peak RSS of this image: VmHWM. ru_maxrss survives execve, so a big parent would show.
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+    "kb = int(hwm[0].split()[1]) if hwm else u.ru_maxrss\n"
     "import json; print(json.dumps({'ms': ms, 'cpu_ms': (u.ru_utime + u.ru_stime) * 1000, "
-    "'rss_mb': u.ru_maxrss / 1024}))\n"
+    "'rss_mb': kb / 1024, 'xray': 'aws_xray_sdk.core' in sys.modules}))\n"
 )
 
 
 def measure(
-    bundle: Path, runtime: Path | None = None, python: str | None = None, runs: int = 7
-) -> dict[str, float]:
-    """Median import time (ms) and peak RSS (MB) of ``import agent_handler`` over ``runs``."""
+    bundle: Path,
+    runtime: Path | None = None,
+    python: str | None = None,
+    runs: int = 7,
+    *,
+    modules: tuple[str, ...] = ("agent_handler",),
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Median import time (ms) and peak RSS (MB) of importing ``modules`` over ``runs``.
+
+    ``env`` adds to the Lambda-like environment (e.g. tracing on); ``xray`` in the result says
+    whether the X-Ray SDK was loaded (in every run).
+    """
     exe = python or find_python312()
     path = [bundle] + ([runtime] if runtime else [])
     samples = []
     for _ in range(runs):
         # -S: no site-packages of the interpreter itself; Lambda's image has none beyond boto3.
         proc = subprocess.run(
-            [exe, "-S", "-c", _PROBE],
+            [exe, "-S", "-c", _PROBE, *modules],
             cwd=bundle,
-            env=lambda_env(path),
+            env=lambda_env(path, env),
             capture_output=True,
             text=True,
         )
         if proc.returncode != 0:
-            raise RuntimeError(f"import agent_handler failed:\n{proc.stderr}")
+            raise RuntimeError(f"import {' '.join(modules)} failed:\n{proc.stderr}")
         samples.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     return {
         "import_ms": round(statistics.median(s["ms"] for s in samples)),
@@ -55,6 +69,7 @@ def measure(
         "cpu_ms": round(statistics.median(s["cpu_ms"] for s in samples)),
         "rss_mb": round(statistics.median(s["rss_mb"] for s in samples), 1),
         "runs": runs,
+        "xray": all(s["xray"] for s in samples),
     }
 
 

@@ -61,7 +61,11 @@ def state_machine_definition(
     pseudo_values = {**DEFAULT_PSEUDO, **(pseudo or {})}
 
     def function_arn(logical_id: str) -> str:
-        if resources.get(logical_id, {}).get("Type") != "AWS::Lambda::Function":
+        resource = resources.get(logical_id, {})
+        if resource.get("Type") == "AWS::Lambda::Alias":  # SnapStart: the machine calls an alias
+            props = resource["Properties"]
+            return f"{resolve(props['FunctionName'])}:{props['Name']}"
+        if resource.get("Type") != "AWS::Lambda::Function":
             raise ValueError(f"reference to non-function resource {logical_id!r}")
         matches = [arn for prefix, arn in function_arns.items() if logical_id.startswith(prefix)]
         if len(matches) != 1:

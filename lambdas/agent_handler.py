@@ -11,20 +11,19 @@ import functools
 import os
 from typing import Any
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+import snapstart
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from xray_tracing import LazyTracer
 
 from elsai.serverless import DeadlinePolicy, SliceRequest, load_factory, park_task_token, run_slice
-from elsai.serverless.runtime_check import require_s3_conditional_writes
 from elsai.serverless.scoped import job_credentials, job_storage_prefix
 from elsai.session import S3SessionManager
 
-require_s3_conditional_writes()  # init phase: a too-old botocore fails here, not mid-job
-
 logger = Logger()
 metrics = Metrics()
-tracer = Tracer()
+tracer = LazyTracer()  # the X-Ray SDK is imported only when tracing is on (xray_tracing.py)
 
 # Stop margin and default tool timeout (lambdas/README.md, "Deadlines"): derived from the
 # model's read timeout unless ELSAI_SLICE_SAFETY_MARGIN_MS sets the margin outright.
@@ -39,6 +38,10 @@ def _otel_tracing() -> Any:
     from elsai.telemetry import OtelTracing
 
     return OtelTracing()
+
+
+def _factory_path() -> str:
+    return os.environ.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent")
 
 
 def _bucket() -> str:
@@ -57,7 +60,7 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         session_id=request.session_id,
         agent_id=request.agent_id,
     )
-    factory = load_factory(os.environ.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent"))
+    factory = load_factory(_factory_path())
     manager = S3SessionManager(
         session_id=request.session_id, bucket=_bucket(), prefix=job_storage_prefix(request.job_id)
     )
@@ -111,6 +114,7 @@ def _park(event: dict[str, Any]) -> dict[str, Any]:
 @metrics.log_metrics
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    snapstart.check_runtime()  # once per process, before any work (a no-op after the first)
     # With a tenant role configured, everything below (the agent's tools, the session store)
     # runs with credentials scoped to this job's own objects (elsai.serverless.scoped).
     job_id, session_id = str(event.get("job_id") or ""), str(event.get("session_id") or "")
@@ -118,3 +122,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         if event.get("action") == "park":
             return _park(event)
         return _run(event, context)
+
+
+# Pre-initialized environments (SnapStart, provisioned concurrency) do the first invocation's
+# one-time work now, inside the snapshot; on-demand cold starts leave it to first use.
+if snapstart.pre_initialized():
+    snapstart.warm_up(_factory_path(), _bucket())

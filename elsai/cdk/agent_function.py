@@ -16,6 +16,7 @@ from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.function import PythonFunction
+from elsai.cdk.snapstart import snap_start_alias
 
 # Prefixes of Bedrock cross-region (system-defined) inference profile ids.
 _GEO_PREFIXES = ("us", "eu", "apac", "global", "us-gov", "jp", "au", "ca")
@@ -81,12 +82,17 @@ class AgentFunction(Construct):
             # A cap on parallel slices (all jobs together); extra invocations are throttled
             # and RunSlice's own Lambda.TooManyRequestsException retry waits for a free slot.
             reserved_concurrency=config.max_concurrent_slices,
+            snap_start=config.snap_start,
         )
         self.function = self._fn.function
         self.role = self._fn.role
+        #: What the state machine invokes: the function, or with SnapStart its "live" alias.
+        self.invoke_target: lambda_.IFunction = self.function
+        if config.snap_start:
+            self.invoke_target = snap_start_alias(self, self.function)
         # Read + put only: nothing in a slice deletes, and s3:DeleteObjectVersion would
         # let a bug undo the bucket's versioning safeguard. With tenant isolation the slice
-        # reaches S3 only through the per-job tenant role (infra/constructs/tenancy.py).
+        # reaches S3 only through the per-job tenant role (elsai/cdk/tenancy.py).
         for prefix in () if config.tenant_isolation else AGENT_PREFIXES:
             bucket.grant_read(self.function, prefix)
             bucket.grant_put(self.function, prefix)

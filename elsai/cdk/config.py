@@ -35,6 +35,16 @@ def default_model_id() -> str:
     return str(DEFAULT_MODEL_ID)
 
 
+def _flag(key: str, value: Any) -> bool:
+    """A boolean context value: JSON true/false, or "true"/"false" from ``-c key=value``."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"{key} must be true or false, got {value!r}")
+    return text == "true"
+
+
 @dataclass(frozen=True)
 class ElsaiConfig:
     """Deployment settings; defaults mirror cdk.json so tests without it behave the same."""
@@ -71,11 +81,14 @@ class ElsaiConfig:
     slices_per_execution: int | None = None  # None = the largest safe value
     #: Tenant isolation (lambdas/README.md, "Trust model"): callers own their jobs and
     #: sessions (owner-prefixed storage, 404 for others) and each slice runs its agent with
-    #: credentials scoped to its own job (infra/constructs/tenancy.py).
+    #: credentials scoped to its own job (elsai/cdk/tenancy.py).
     tenant_isolation: bool = False
     admin_arns: tuple[str, ...] = ()  # IAM principals that may see every job
     cognito_user_pool_arn: str | None = None  # Cognito authorizer instead of IAM (SigV4)
     admin_groups: tuple[str, ...] = ()  # Cognito groups that may see every job
+    #: Lambda SnapStart for the agent function (lambdas/README.md, "Cold start and SnapStart"):
+    #: a published version + "live" alias, which the state machine then invokes.
+    snap_start: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.function_timeout_seconds <= MAX_LAMBDA_TIMEOUT_SECONDS:
@@ -225,6 +238,8 @@ class ElsaiConfig:
         }.items():
             if get(key):
                 values[field] = str(get(key))
+        if get("snapStart") is not None:
+            values["snap_start"] = _flag("snapStart", get("snapStart"))
         values["model_id"] = str(get("modelId") or default_model_id())
         values.update(_tenancy_values(get))
         return cls(**values)

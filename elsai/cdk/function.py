@@ -34,6 +34,7 @@ class PythonFunction(Construct):
         environment: Mapping[str, str],
         log_retention_days: int,
         reserved_concurrency: int | None = None,
+        snap_start: bool = False,
     ) -> None:
         super().__init__(scope, construct_id)
         self.log_group = logs.LogGroup(
@@ -64,6 +65,7 @@ class PythonFunction(Construct):
             role=self.role,
             log_group=self.log_group,
             reserved_concurrent_executions=reserved_concurrency,
+            snap_start=lambda_.SnapStartConf.ON_PUBLISHED_VERSIONS if snap_start else None,
         )
 
 

@@ -3,7 +3,10 @@
 ``/var/task`` is read-only on Lambda, so without ``.pyc`` files in the bundle every cold start
 compiles each imported module from source (~0.5 s of CPU for boto3, pydantic, Powertools and
 elsai). Compiling everything would add ~4 MB zipped of bytecode for modules nothing imports, so
-only what importing the handlers loads is compiled. The ``.pyc`` files are ``unchecked-hash``
+only what importing the handlers loads is compiled. The handlers are imported as a
+pre-initialized (SnapStart) init runs them, which also does the first invocation's one-time
+work (lambdas/snapstart.py), so what an on-demand cold start defers is compiled too; and the
+X-Ray SDK, which only a traced function imports. The ``.pyc`` files are ``unchecked-hash``
 (used without comparing source timestamps, which the zip does not keep exactly) and written by a
 fresh interpreter with a fixed hash seed, so the same sources give the same bytes (the asset hash
 stays stable). Without a 3.12 interpreter the bundle is left as source, with a warning.
@@ -79,11 +82,18 @@ def lambda_env(path: list[Path], extra: dict[str, str] | None = None) -> dict[st
     return env
 
 
+#: Imported only when needed at run time, compiled anyway (tracing on: the X-Ray SDK).
+LAZY_MODULES = ("aws_xray_sdk.core",)
+#: The listing imports the handlers as a pre-initialized init does (see the module docstring).
+_LIST_ENV = {"PYTHONHASHSEED": "0", "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"}
+
+
 def entry_modules(bundle: Path, lambdas_dir: Path) -> list[str]:
     """The top-level modules and packages of ``lambdas/`` as they sit in the bundle."""
     names = {p.stem for p in lambdas_dir.glob("*.py")}
     names |= {p.name for p in lambdas_dir.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    return sorted(n for n in names if (bundle / f"{n}.py").exists() or (bundle / n).is_dir())
+    found = sorted(n for n in names if (bundle / f"{n}.py").exists() or (bundle / n).is_dir())
+    return found + [m for m in LAZY_MODULES if (bundle / m.split(".")[0]).is_dir()]
 
 
 def precompile_init_imports(bundle: Path, modules: list[str]) -> int:
@@ -95,7 +105,7 @@ def precompile_init_imports(bundle: Path, modules: list[str]) -> int:
     except RuntimeError as exc:
         print(f"warning: bundle left uncompiled (slower cold starts): {exc}", file=sys.stderr)
         return 0
-    env = lambda_env([bundle], {"PYTHONHASHSEED": "0"})
+    env = lambda_env([bundle], _LIST_ENV)
     listed = subprocess.run(
         [exe, "-S", "-c", _LIST, *modules], cwd=bundle, env=env, capture_output=True, text=True
     )

@@ -100,7 +100,7 @@ class DurableAgentService(Construct):
         self.jobs = AgentStateMachine(
             self,
             "Jobs",
-            agent_function=self.agent.function,
+            agent_function=self.agent.invoke_target,
             config=self.config,
             state_machine_name=name,
         )

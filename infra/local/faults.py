@@ -39,6 +39,8 @@ class Fault:
     tool_seconds: each tool call first waits this long (a slow dependency), before its effect.
     barrier: a directory; the child waits after loading the session until `parties`
         children arrived there (or `barrier_seconds` passed): makes write races deterministic.
+    kill_after_seconds: SIGKILL the process this long after the agent was built, wherever
+        it is then (mid-model call, mid-S3 write, between boundaries): a crash at a random point.
     """
 
     kill_in_tool: int | None = None
@@ -48,6 +50,7 @@ class Fault:
     barrier: str | None = None
     parties: int = 2
     barrier_seconds: float = 5.0
+    kill_after_seconds: float | None = None
 
     def describe(self) -> str:
         parts = []
@@ -59,6 +62,8 @@ class Fault:
             parts.append(f"function timeout {self.timeout_seconds:g} s")
         if self.tool_seconds is not None:
             parts.append(f"tools take {self.tool_seconds:g} s")
+        if self.kill_after_seconds is not None:
+            parts.append(f"SIGKILL after {self.kill_after_seconds:.3g} s")
         if self.barrier:
             parts.append(f"wait for {self.parties} racers after loading the session")
         return ", ".join(parts) or "none"
@@ -108,3 +113,31 @@ def always_fail(message: str = "injected failure: this step always fails") -> Fa
 def every_slice(fault: Fault) -> FaultPlan:
     """The same fault for every slice attempt (e.g. a short deadline)."""
     return lambda info: fault if info.action == "run_slice" else None
+
+
+def random_kills(
+    *, seed: int, kill_rate: float, max_kills_per_job: int, kill_window_s: float
+) -> FaultPlan:
+    """Storm kills: each slice attempt is killed with probability `kill_rate`, at most
+    `max_kills_per_job` times per job, either inside one of its first two tool calls (after
+    the side effect) or at a uniform random time within `kill_window_s` of its start.
+
+    Draws depend on (seed, session, slice, attempt) only: with fixed session ids a plan
+    replays the same way.
+    """
+    import random
+
+    planned: dict[str, int] = {}
+
+    def plan(info: InvocationInfo) -> Fault | None:
+        if info.action != "run_slice" or planned.get(info.job_id, 0) >= max_kills_per_job:
+            return None
+        draw = random.Random(f"{seed}:{info.session_id}:{info.slice}:{info.attempt}")
+        if draw.random() >= kill_rate:
+            return None
+        planned[info.job_id] = planned.get(info.job_id, 0) + 1
+        if draw.random() < 0.5:
+            return Fault(kill_in_tool=draw.randint(1, 2))
+        return Fault(kill_after_seconds=draw.uniform(0.0, kill_window_s))
+
+    return plan

@@ -14,6 +14,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,18 @@ def _barrier(fault: Fault) -> None:
         time.sleep(0.01)
 
 
+def _kill_later(seconds: float) -> None:
+    """SIGKILL this process after `seconds`, wherever it is then (a daemon timer)."""
+
+    def kill() -> None:
+        emit("killing_at_random", after_seconds=seconds)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    timer = threading.Timer(seconds, kill)
+    timer.daemon = True
+    timer.start()
+
+
 def instrumented_factory(config: AgentConfig) -> Agent:
     fault = Fault.from_env(os.environ.get(FAULT_ENV))
     if fault.raise_message:
@@ -112,6 +125,8 @@ def instrumented_factory(config: AgentConfig) -> Agent:
             event.selected_tool = _TappedTool(event.selected_tool, tap)
 
     agent.hooks.add_callback(BeforeToolCallEvent, wrap)
+    if fault.kill_after_seconds is not None:
+        _kill_later(fault.kill_after_seconds)
     if fault.barrier:
         _barrier(fault)
     return agent

@@ -21,7 +21,7 @@ import traceback
 from typing import Any
 
 PRELOAD = ["boto3", "botocore.session", "pydantic", "aws_lambda_powertools", "aws_lambda_powertools.metrics",
-           "aws_xray_sdk.core", "elsai", "elsai.serverless", "elsai.session", "infra.local.instrument"]  # fmt: skip
+           "elsai", "elsai.serverless", "elsai.session", "infra.local.instrument"]  # fmt: skip
 
 
 def _handle(event: dict[str, Any]) -> int:

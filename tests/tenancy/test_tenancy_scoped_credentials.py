@@ -79,7 +79,7 @@ def _resolve(node: Any, pseudo: dict[str, str]) -> Any:
 
 @pytest.fixture(scope="module")
 def tenant_statements() -> list[dict[str, Any]]:
-    """The tenant role's policy as `infra/constructs/tenancy.py` synthesizes it."""
+    """The tenant role's policy as `elsai/cdk/tenancy.py` synthesizes it."""
     from infra.synth import DEFAULT_PSEUDO, synth_template
 
     template = synth_template({"tenantIsolation": "true", "aws:cdk:bundling-stacks": []}, nag=False)
