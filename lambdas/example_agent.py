@@ -42,17 +42,28 @@ def _orders_in(prompt: str) -> list[str]:
     return re.findall(r"\d+", prompt) or ["1"]
 
 
-def scripted_turn(request: ModelRequest) -> dict[str, Any] | str:
-    """A deterministic stand-in for the LLM: one process_order call per order, then a summary."""
-    first_text = next(
-        b["text"]
-        for m in request.messages
+def _current_prompt(messages: list[dict[str, Any]]) -> tuple[int, str]:
+    """The prompt the agent is working on: the latest one naming orders, else the first.
+
+    A later turn on the same session ("Process orders 21 and 22") is worked on by itself; a
+    nudge without order ids ("continue") keeps working on the prompt before it.
+    """
+    prompts = [
+        (i, b["text"])
+        for i, m in enumerate(messages)
         if m["role"] == "user"
         for b in m["content"]
         if "text" in b
-    )
-    orders = _orders_in(first_text)
-    done = sum(len(tool_results(m)) for m in request.messages if m["role"] == "user")
+    ]
+    with_orders = [p for p in prompts if re.search(r"\d", p[1])]
+    return with_orders[-1] if with_orders else prompts[0]
+
+
+def scripted_turn(request: ModelRequest) -> dict[str, Any] | str:
+    """A deterministic stand-in for the LLM: one process_order call per order, then a summary."""
+    start, prompt = _current_prompt(request.messages)
+    orders = _orders_in(prompt)
+    done = sum(len(tool_results(m)) for m in request.messages[start:] if m["role"] == "user")
     if done < len(orders):
         order = orders[done]
         return {
@@ -61,7 +72,7 @@ def scripted_turn(request: ModelRequest) -> dict[str, Any] | str:
                 {"text": f"Processing order {order}."},
                 {
                     "toolUse": {
-                        "toolUseId": f"order-{order}-{done}",
+                        "toolUseId": f"order-{order}-{start + done}",
                         "name": "process_order",
                         "input": {"order_id": order},
                     }
@@ -95,7 +106,7 @@ def build_agent(config: AgentConfig) -> Agent:
     else:
         model = _ScriptedLLM.build()
     if config.conversation_manager is None:
-        # The scripted stand-in reads the order list from the first prompt, so it keeps a window
-        # large enough to still see it on long jobs.
+        # The scripted stand-in reads the order list from the prompt it works on, so it keeps a
+        # window large enough to still see it on long jobs.
         config.conversation_manager = SlidingWindowConversationManager(window_size=400)
     return Agent(model=model, tools=[process_order], system_prompt=SYSTEM_PROMPT, config=config)

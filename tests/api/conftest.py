@@ -126,8 +126,12 @@ def _account(definition: dict[str, Any]) -> Api:
 
 @pytest.fixture
 def api(aws_env: None) -> Iterator[Api]:
-    """moto without the ASL engine: executions are RUNNING until stopped."""
-    with mock_aws():
+    """moto without the ASL engine: executions are RUNNING until stopped.
+
+    Said explicitly: moto's config is process-global, and a local runtime another suite still
+    holds open (a session fixture) has switched the engine on.
+    """
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": False}}):
         yield _account(PASS_MACHINE)
 
 
