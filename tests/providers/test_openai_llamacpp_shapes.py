@@ -108,3 +108,13 @@ def test_a_request_validation_500_is_not_retried() -> None:
     _, exc = collect_until_error(model, HELLO)
     assert type(exc) is ModelError and "validation error" in str(exc)
     assert len(api.bodies) == 1 and sleeps.calls == []
+
+
+def test_a_failure_after_part_of_the_reply_says_so() -> None:
+    cut = fixture("llamacpp_text.sse").split("data: ")[:4]
+    stream = "data: ".join(cut) + 'data: {"error": {"message": "boom", "type": "server_error"}}\n\n'
+    model, api, sleeps = make(Reply.sse(stream))
+    seen, exc = collect_until_error(model, HELLO)
+    assert [e for e in seen if isinstance(e, TextDelta)] and type(exc) is ModelError
+    assert "call failed mid-reply" in str(exc) and "not retried" in str(exc)
+    assert len(api.bodies) == 1 and sleeps.calls == []
