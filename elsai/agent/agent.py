@@ -63,7 +63,11 @@ class Agent:
             )
         self.model = model
         self.tool_registry = ToolRegistry(tools)
-        check_tool_choice(parse_tool_choice(self.config.tool_choice), self.tool_registry.names)
+        try:
+            check_tool_choice(parse_tool_choice(self.config.tool_choice), self.tool_registry.names)
+        except ValueError:
+            self.tool_registry.close()  # MCP servers the registry started must not linger
+            raise
         # Tool providers the build started (MCP clients) close with the agent, or when it is
         # garbage collected; ones the caller started stay open for the caller.
         self._finalizer = weakref.finalize(self, self.tool_registry.close)
