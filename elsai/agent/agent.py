@@ -22,10 +22,21 @@ from elsai.loop.persistence import LoopPersistence, NoPersistence
 from elsai.models.base import Model
 from elsai.tools.executor import resolve_executor
 from elsai.tools.registry import ToolRegistry
-from elsai.types import AgentResult, AgentState, ContentBlock, Message, ToolSpec
+from elsai.types import (
+    AgentResult,
+    AgentState,
+    ContentBlock,
+    Message,
+    ToolChoice,
+    ToolSpec,
+    check_tool_choice,
+    parse_tool_choice,
+)
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from elsai.structured_output.tool import StructuredOutputTool
 
 
 class Agent:
@@ -52,6 +63,11 @@ class Agent:
             )
         self.model = model
         self.tool_registry = ToolRegistry(tools)
+        try:
+            check_tool_choice(parse_tool_choice(self.config.tool_choice), self.tool_registry.names)
+        except ValueError:
+            self.tool_registry.close()  # MCP servers the registry started must not linger
+            raise
         # Tool providers the build started (MCP clients) close with the agent, or when it is
         # garbage collected; ones the caller started stay open for the caller.
         self._finalizer = weakref.finalize(self, self.tool_registry.close)
@@ -134,14 +150,19 @@ class Agent:
         invocation_state: dict[str, Any] | None = None,
         should_stop: Callable[[], bool] | None = None,
         max_cycles: int | None = None,
+        tool_choice: ToolChoice | str | None = None,
+        tool_choice_first_only: bool | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Stream one invocation's events; the last event is a `ResultEvent`.
 
         `invocation_id` makes the input exactly-once: if the session already recorded it, the
         input is not appended again and the call resumes instead. `should_stop` is polled at
         each loop boundary; when it returns True the invocation ends with stop_reason "paused"
-        and a later invocation resumes from the bookmark.
+        and a later invocation resumes from the bookmark. `tool_choice` and
+        `tool_choice_first_only` override the config's for this invocation (see `AgentConfig`).
         """
+        so_tool = _structured_output_tool(structured_output_model)
+        choice = self._choose_tool(tool_choice, so_tool)
         if not self._lock.acquire(blocking=False):
             raise ConcurrentInvocationError(
                 f"agent {self.agent_id!r} is already running an invocation; agents are not re-entrant. "
@@ -157,10 +178,16 @@ class Agent:
             invocation = self._invocation(
                 [b for m in (before.messages or []) for b in m["content"]],
                 invocation_id=invocation_id,
-                structured_output_model=structured_output_model,
+                structured_output=so_tool,
                 invocation_state=invocation_state,
                 should_stop=should_stop,
                 max_cycles=max_cycles,
+                tool_choice=choice,
+                tool_choice_first_only=(
+                    self.config.tool_choice_first_only
+                    if tool_choice_first_only is None
+                    else tool_choice_first_only
+                ),
             )
             result: AgentResult | None = None
             try:
@@ -181,25 +208,35 @@ class Agent:
         content: list[ContentBlock],
         *,
         invocation_id: str | None,
-        structured_output_model: type[BaseModel] | None,
+        structured_output: StructuredOutputTool | None,
         invocation_state: dict[str, Any] | None,
         should_stop: Callable[[], bool] | None,
         max_cycles: int | None,
+        tool_choice: ToolChoice | None,
+        tool_choice_first_only: bool,
     ) -> Invocation:
-        so_tool = None
-        if structured_output_model is not None:
-            from elsai.structured_output.tool import StructuredOutputTool
-
-            so_tool = StructuredOutputTool(structured_output_model)
         return Invocation(
             input_content=content,
             invocation_id=invocation_id,
             invocation_state=invocation_state if invocation_state is not None else {},
-            structured_output=so_tool,
+            structured_output=structured_output,
             structured_output_retries=self.config.structured_output_retries,
             should_stop=should_stop,
             max_cycles=max_cycles,
+            tool_choice=tool_choice,
+            tool_choice_first_only=tool_choice_first_only,
         )
+
+    def _choose_tool(
+        self, tool_choice: ToolChoice | str | None, so_tool: StructuredOutputTool | None
+    ) -> ToolChoice | None:
+        """This invocation's tool choice (else the config's), checked against its tools."""
+        choice = parse_tool_choice(
+            tool_choice if tool_choice is not None else self.config.tool_choice
+        )
+        names = [*self.tool_registry.names, *([so_tool.name] if so_tool is not None else [])]
+        check_tool_choice(choice, names)
+        return choice
 
     def _loop_deps(self) -> LoopDeps:
         """What the loop runs on: this agent's parts, handed over explicitly."""
@@ -240,3 +277,12 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent(agent_id={self.agent_id!r}, model={type(self.model).__name__}, tools={self.tool_names})"
+
+
+def _structured_output_tool(output_model: type[BaseModel] | None) -> StructuredOutputTool | None:
+    """The internal tool for `structured_output_model` (imported only when asked for)."""
+    if output_model is None:
+        return None
+    from elsai.structured_output.tool import StructuredOutputTool
+
+    return StructuredOutputTool(output_model)

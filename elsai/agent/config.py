@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from elsai.types import ToolChoice
+
 if TYPE_CHECKING:
     from elsai.checkpoint.config import CheckpointConfig
     from elsai.conversation.base import ConversationManager
@@ -20,6 +22,10 @@ class AgentConfig:
 
     `agent_id` names the agent inside its session; keep it stable so a rebuilt agent finds
     its messages and checkpoint again.
+
+    `tool_choice` ("auto", "any", or `{"tool": {"name": ...}}`, the Converse shapes) is the
+    default for every invocation; with `tool_choice_first_only` it forces only the model call
+    that answers the user's input, so a forced run can still end its turn.
     """
 
     agent_id: str = "default"
@@ -32,6 +38,8 @@ class AgentConfig:
     hooks: Sequence[HookProvider] = ()
     state: dict[str, Any] = field(default_factory=dict)
     structured_output_retries: int = 3
+    tool_choice: ToolChoice | str | None = None
+    tool_choice_first_only: bool = False
 
     def __post_init__(self) -> None:
         self.validate()
@@ -40,8 +48,10 @@ class AgentConfig:
         """Type errors first (a wrong object), then value errors (a missing dependency)."""
         from elsai.checkpoint.config import CheckpointConfig
         from elsai.ids import validate_id
+        from elsai.types import parse_tool_choice
 
         validate_id(self.agent_id, "agent_id")
+        self.tool_choice = parse_tool_choice(self.tool_choice)
         if self.checkpoint is not None and not isinstance(self.checkpoint, CheckpointConfig):
             raise TypeError(
                 f"checkpoint= takes a CheckpointConfig (e.g. CheckpointConfig(position='both')), "

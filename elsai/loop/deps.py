@@ -19,7 +19,7 @@ from elsai.loop.persistence import LoopPersistence
 from elsai.models.base import Model
 from elsai.tools.executor import ToolExecutor
 from elsai.tools.registry import ToolRegistry
-from elsai.types import ContentBlock, InvocationMetrics
+from elsai.types import ContentBlock, InvocationMetrics, ToolChoice
 
 if TYPE_CHECKING:
     from elsai.structured_output.tool import StructuredOutputTool
@@ -52,4 +52,8 @@ class Invocation:
     structured_output_retries: int = 3
     should_stop: Callable[[], bool] | None = None
     max_cycles: int | None = None
+    #: Validated against the tools before the invocation starts; None is the provider default.
+    tool_choice: ToolChoice | None = None
+    #: Force `tool_choice` only on calls that answer user input, not tool results.
+    tool_choice_first_only: bool = False
     metrics: InvocationMetrics = field(default_factory=InvocationMetrics)

@@ -19,7 +19,7 @@ from elsai.loop.steps import Done, Outcome, Steps
 from elsai.loop.transcript import Transcript
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
 from elsai.models.stream import MessageAssembler
-from elsai.types import Message, StopReason, Usage, tool_uses
+from elsai.types import Message, StopReason, ToolChoice, Usage, tool_uses
 
 MAX_MODEL_RETRIES_BY_HOOK = 5
 
@@ -121,7 +121,12 @@ class ModelCaller:
             specs = [*specs, self.inv.structured_output.spec]
         return specs
 
-    def _tool_choice(self) -> Any:
+    def _tool_choice(self) -> ToolChoice | None:
+        """Structured output's forcing wins; else the user's choice, if this call gets it.
+
+        "First only" is read off the transcript, not a counter, so a resumed invocation
+        forces exactly when the original would have: while no tool result was sent yet.
+        """
         so = self.inv.structured_output
         last = self.transcript.last
         if (
@@ -130,7 +135,15 @@ class ModelCaller:
             and any(b.get("text") == so.forcing_prompt()["text"] for b in last["content"])
         ):
             return {"tool": {"name": so.name}}
-        return None
+        choice = self.inv.tool_choice
+        if choice is not None and self.inv.tool_choice_first_only and _after_tools(last):
+            return None
+        return choice
+
+
+def _after_tools(last: Message | None) -> bool:
+    """Whether the model is about to answer tool results (not the user's own input)."""
+    return last is not None and any("toolResult" in block for block in last["content"])
 
 
 def _well_formed(turn: ModelTurn) -> ModelTurn:

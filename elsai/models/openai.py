@@ -8,6 +8,8 @@ chunks back into elsai events, and maps errors onto `elsai.errors`.
 Some compatible servers bend the protocol; the parser tolerates the common cases: a tool call
 without an id gets one, several calls reported under one index are kept apart by id, and
 `finish_reason: "stop"` after tool calls is read as `tool_use` so the calls are not dropped.
+A stream that ends with no `finish_reason` at all is an error, not an empty answer: llama.cpp's
+server, for one, closes a 200 stream without a chunk when its handler fails.
 
 The SDK is an optional extra (`pip install "elsai[openai]"`), imported when the model is
 constructed, never by `import elsai`.
@@ -15,22 +17,14 @@ constructed, never by `import elsai`.
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
 from typing import Any
 
-from elsai.errors import ModelError
-from elsai.models._optional import (
-    IMAGE_MEDIA_TYPES,
-    LoopBoundClient,
-    import_sdk,
-    media_bytes,
-    sdk_call_kwargs,
-)
+from elsai.models._openai_request import convert_messages, convert_tool, convert_tool_choice
+from elsai.models._optional import LoopBoundClient, import_sdk, sdk_call_kwargs
 from elsai.models.base import (
     BlockStop,
     Model,
@@ -43,7 +37,7 @@ from elsai.models.base import (
     ToolUseStart,
 )
 from elsai.models.retry import RetryPolicy, stream_with_retries
-from elsai.types import Message, StopReason, ToolChoice, ToolSpec, Usage, empty_usage
+from elsai.types import StopReason, Usage, empty_usage
 
 DEFAULT_MODEL_ID = "gpt-4o"
 """Widely available, tool-capable and multimodal; override it for newer or local models."""
@@ -72,6 +66,10 @@ _TEXT_INDEX = 1
 _FIRST_TOOL_INDEX = 2
 
 
+class IncompleteStreamError(Exception):
+    """A stream that closed without saying why it stopped: part of an answer, or none."""
+
+
 class OpenAIModel(Model):
     """A chat-completions model: OpenAI's, or any OpenAI-compatible server's.
 
@@ -79,6 +77,8 @@ class OpenAIModel(Model):
     `client_args` sets `max_retries`: this provider retries itself, with jitter and only
     before anything was yielded. A `client` you pass is used as is. `params` are merged last
     into the request body (e.g. `{"max_completion_tokens": 1024, "temperature": 0}`).
+    `streaming=False` asks for whole completions: for servers that report usage only then
+    (llama.cpp's ignores `stream_options.include_usage`).
     """
 
     def __init__(
@@ -91,11 +91,13 @@ class OpenAIModel(Model):
         max_retries: int = 6,
         initial_backoff: float = 1.0,
         max_backoff: float = 30.0,
+        streaming: bool = True,
     ) -> None:
         self._sdk = import_sdk("openai", "OpenAIModel", "openai")
         self.model_id = model_id
         self.client_args = dict(client_args or {})
         self.params = dict(params or {})
+        self.streaming = streaming
         self.retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
         self._clients = LoopBoundClient(client, self._new_client)
 
@@ -118,6 +120,7 @@ class OpenAIModel(Model):
             "max_retries": self.retry.max_retries,
             "initial_backoff": self.retry.initial_backoff,
             "max_backoff": self.retry.max_backoff,
+            "streaming": self.streaming,
         }
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
@@ -126,23 +129,25 @@ class OpenAIModel(Model):
         if request.system_prompt:
             messages.append({"role": "system", "content": request.system_prompt})
         for message in request.messages:
-            messages.extend(_messages(message))
+            messages.extend(convert_messages(message))
         body: dict[str, Any] = {"model": self.model_id, "messages": messages}
         if request.tool_specs:
-            body["tools"] = [_tool(spec) for spec in request.tool_specs]
+            body["tools"] = [convert_tool(spec) for spec in request.tool_specs]
             if request.tool_choice:
-                body["tool_choice"] = _tool_choice(request.tool_choice)
+                body["tool_choice"] = convert_tool_choice(request.tool_choice)
         body.update(self.params)
-        body["stream"] = True
-        body["stream_options"] = {"include_usage": True}
+        body["stream"] = self.streaming
+        if self.streaming:
+            body["stream_options"] = {"include_usage": True}
         return body
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one model call as elsai events, retrying throttling and transient faults."""
         body = self.build_request(request)
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
+        once = self._stream_once if self.streaming else self._complete_once
         events = stream_with_retries(
-            lambda: self._stream_once(body), self.retry, self._classify, "OpenAI-compatible server"
+            lambda: once(body), self.retry, self._classify, "OpenAI-compatible server"
         )
         async with aclosing(events):
             async for event in events:
@@ -159,6 +164,21 @@ class OpenAIModel(Model):
                     yield event
         finally:
             await stream.close()
+        if parser.finish_reason is None:
+            raise IncompleteStreamError(
+                "the stream ended without a finish_reason: the server stopped before its answer "
+                "was complete (its log says why)"
+            )
+        for event in parser.finish(latency_ms=int((time.monotonic() - started) * 1000)):
+            yield event
+
+    async def _complete_once(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
+        started = time.monotonic()
+        create = self.client.chat.completions.create
+        response = await create(**sdk_call_kwargs(create, body))
+        parser = _StreamParser()
+        for event in parser.feed_completion(response):
+            yield event
         for event in parser.finish(latency_ms=int((time.monotonic() - started) * 1000)):
             yield event
 
@@ -178,6 +198,8 @@ class OpenAIModel(Model):
         if status == 429 or code == "rate_limit_exceeded":
             # An exhausted quota is also a 429, but waiting will not refill it.
             return "other" if code == "insufficient_quota" else "throttled"
+        if status == 500 and "validation error" in message:
+            return "other"  # llama.cpp's server answers a request it cannot parse with a 500
         if (status is not None and status >= 500) or kind == "server_error":
             return "transient"
         if (status is None or status in (400, 413)) and any(h in message for h in _OVERFLOW_HINTS):
@@ -209,6 +231,18 @@ class _StreamParser:
                 self.finish_reason = choice.finish_reason
         return events
 
+    def feed_completion(self, response: Any) -> list[ModelEvent]:
+        """A whole (non-streamed) completion: its message is read like one big delta."""
+        if getattr(response, "usage", None) is not None:
+            self.usage = _usage(response.usage)
+        events: list[ModelEvent] = []
+        for choice in getattr(response, "choices", None) or []:
+            if getattr(choice, "index", 0) == 0:
+                if choice.message is not None:
+                    events.extend(self._delta(choice.message))
+                self.finish_reason = choice.finish_reason
+        return events
+
     def _delta(self, delta: Any) -> list[ModelEvent]:
         events: list[ModelEvent] = []
         # Not in OpenAI's API, but vLLM, Ollama and others stream thinking under these names.
@@ -225,7 +259,8 @@ class _StreamParser:
 
     def _tool_call(self, call: Any) -> list[ModelEvent]:
         events: list[ModelEvent] = []
-        position = call.index if call.index is not None else len(self._calls)
+        index = getattr(call, "index", None)  # whole completions number no calls
+        position = index if index is not None else len(self._calls)
         function = call.function
         known = self._calls.get(position)
         if known is None or (call.id and call.id != known[1]):
@@ -262,98 +297,3 @@ def _usage(raw: Any) -> Usage:
     if cached:
         usage["cacheReadInputTokens"] = int(cached)
     return usage
-
-
-# -- Converse -> chat messages --------------------------------------------------------------
-
-
-def _messages(message: Message) -> list[dict[str, Any]]:
-    """One Converse message as chat messages (a user turn with tool results becomes several)."""
-    blocks: Sequence[Mapping[str, Any]] = message["content"]
-    if message["role"] == "assistant":
-        return [_assistant(blocks)]
-    out: list[dict[str, Any]] = []
-    parts: list[dict[str, Any]] = []
-    for block in blocks:
-        if "toolResult" in block:
-            tool_message, images = _tool_result(block["toolResult"])
-            out.append(tool_message)
-            parts.extend(images)  # tool messages carry text only; images follow as the user's
-        elif "text" in block:
-            parts.append({"type": "text", "text": block["text"]})
-        elif "image" in block:
-            parts.append(_image(block["image"]))
-        elif "document" in block:
-            raise ModelError("OpenAIModel cannot send documents")
-    if parts:
-        only_text = len(parts) == 1 and parts[0]["type"] == "text"
-        # A plain string is what every compatible server understands.
-        out.append({"role": "user", "content": parts[0]["text"] if only_text else parts})
-    return out
-
-
-def _assistant(blocks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    texts = [b["text"] for b in blocks if "text" in b and b["text"]]
-    calls = [
-        {
-            "id": use["toolUseId"],
-            "type": "function",
-            "function": {"name": use["name"], "arguments": _arguments(use.get("input"))},
-        }
-        for use in (b["toolUse"] for b in blocks if "toolUse" in b)
-    ]
-    out: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) if texts else None}
-    if calls:
-        out["tool_calls"] = calls
-    elif out["content"] is None:
-        out["content"] = ""
-    return out
-
-
-def _arguments(tool_input: Any) -> str:
-    # Input the model garbled is kept as a string by the assembler: send it back verbatim.
-    if isinstance(tool_input, str):
-        return tool_input
-    return json.dumps(tool_input if tool_input is not None else {})
-
-
-def _tool_result(result: Mapping[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    texts: list[str] = []
-    images: list[dict[str, Any]] = []
-    for item in result.get("content", []):
-        if "text" in item:
-            texts.append(item["text"])
-        elif "json" in item:
-            texts.append(json.dumps(item["json"]))
-        elif "image" in item:
-            images.append(_image(item["image"]))
-    message = {"role": "tool", "tool_call_id": result["toolUseId"], "content": "\n".join(texts)}
-    return message, images
-
-
-def _image(image: Mapping[str, Any]) -> dict[str, Any]:
-    fmt = str(image.get("format", "")).lower()
-    if fmt not in IMAGE_MEDIA_TYPES:
-        raise ModelError(f"OpenAIModel cannot send images of format {fmt!r}")
-    encoded = base64.b64encode(media_bytes(image)).decode("ascii")
-    url = f"data:{IMAGE_MEDIA_TYPES[fmt]};base64,{encoded}"
-    return {"type": "image_url", "image_url": {"url": url}}
-
-
-def _tool(spec: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": spec["name"],
-            "description": spec["description"],
-            "parameters": spec["inputSchema"]["json"],
-        },
-    }
-
-
-def _tool_choice(choice: ToolChoice) -> Any:
-    if "tool" in choice:
-        return {"type": "function", "function": {"name": choice["tool"]["name"]}}
-    if "any" in choice:
-        return "required"
-    return "auto"

@@ -44,12 +44,21 @@ class RetryPolicy:
         return self.rng.uniform(0.0, cap)
 
 
-def model_error(exc: Exception, kind: str, provider: str) -> ModelError:
-    """The `elsai.errors` exception a failure of `kind` (see `Classify`) becomes."""
+def model_error(exc: Exception, kind: str, provider: str, midway: bool = False) -> ModelError:
+    """The `elsai.errors` exception a failure of `kind` (see `Classify`) becomes.
+
+    `midway`: part of the reply had been yielded, which is why a retryable failure was not
+    retried; the message says so, since "connection error" alone reads like a setup problem.
+    """
     if kind == "throttled":
         return ModelThrottledError(f"{provider} kept throttling: {exc}")
     if kind == "overflow":
         return ContextWindowOverflowError(f"{provider} input exceeds the context window: {exc}")
+    if midway and kind in _RETRYABLE:
+        return ModelError(
+            f"{provider} call failed mid-reply: {exc} (not retried: part of the reply had "
+            "already arrived)"
+        )
     return ModelError(f"{provider} call failed: {exc}")
 
 
@@ -84,7 +93,7 @@ async def stream_with_retries(
                     if kind in _RETRYABLE and not yielded and tries < policy.max_retries:
                         failure = f"{kind}: {type(exc).__name__}: {exc}"
                         break
-                    raise model_error(exc, kind, provider) from exc
+                    raise model_error(exc, kind, provider, midway=yielded) from exc
                 yielded = True
                 yield event
         finally:

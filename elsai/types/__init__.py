@@ -24,6 +24,7 @@ from elsai.types.messages import (
 from elsai.types.result import AgentResult, InvocationMetrics
 from elsai.types.resume import Position, ResumePlan
 from elsai.types.state import AgentState
+from elsai.types.tool_choice import check_tool_choice, parse_tool_choice
 from elsai.types.view import AgentView, InterruptsView
 
 __all__ = [
@@ -45,7 +46,9 @@ __all__ = [
     "ToolSpec",
     "ToolUse",
     "Usage",
+    "check_tool_choice",
     "empty_usage",
+    "parse_tool_choice",
     "text_of",
     "tool_results",
     "tool_uses",
