@@ -329,7 +329,10 @@ def test_result_flags_reflect_action_not_mere_load(build: Any, store: Path, ledg
 
 def test_checkpoint_without_session_manager_is_value_error() -> None:
     with pytest.raises(ValueError, match="session_manager"):
-        Agent(model=ScriptedModel([]), config=AgentConfig(checkpoint=CheckpointConfig()))
+        Agent(
+            model=ScriptedModel([], record="full"),
+            config=AgentConfig(checkpoint=CheckpointConfig()),
+        )
 
 
 def test_checkpoint_instance_is_type_error(tmp_path: Path) -> None:
@@ -343,7 +346,7 @@ def test_checkpoint_instance_is_type_error(tmp_path: Path) -> None:
     manager = FileSessionManager(session_id="s", storage_dir=str(tmp_path))
     with pytest.raises(TypeError, match="CheckpointConfig"):
         Agent(
-            model=ScriptedModel([]),
+            model=ScriptedModel([], record="full"),
             config=AgentConfig(session_manager=manager, checkpoint=bookmark),
         )  # type: ignore[arg-type]
     with pytest.raises(TypeError):
