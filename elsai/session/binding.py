@@ -23,6 +23,7 @@ from elsai.session.lease import OwnershipLease
 from elsai.session.pending import PendingWrite
 from elsai.session.records import AgentRecord, MessageRecord, dump, load
 from elsai.session.replay import InputLedger
+from elsai.session.segment_writer import SegmentWriter
 from elsai.session.storage.base import StoredObject
 from elsai.session.window import load_window
 from elsai.types import AgentView, ContentBlock, Message, Position, ResumePlan, tool_uses
@@ -89,6 +90,8 @@ class SessionBinding:
         #: The after_tools bookmark write overlapping the model call; every write settles it.
         self.pending = PendingWrite()
         self._overlap = bool(getattr(manager, "overlap_bookmark", True))
+        #: Derived message segments (elsai.session.segments), written in the background.
+        self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
         self._load()
 
     # -- load ----------------------------------------------------------------------------
@@ -132,6 +135,8 @@ class SessionBinding:
             agent.conversation_manager.restore_window_start,
         )
         self.next_index, start, records = window.count, window.start, window.records
+        for index, data in (window.files or {}).items():
+            self.segments.loaded(index, data)
         if records:
             self._last_record, self._last_version = records[-1], window.last_version
             self.last_message = records[-1].as_message()
@@ -194,9 +199,11 @@ class SessionBinding:
             message=dict(message),
             invocation_ids=[invocation_id] if invocation_id else [],
         )
+        data = dump(record)
         self._last_version = self.storage.create(
-            keys.message_key(self.session_id, self.agent_id, index), dump(record)
+            keys.message_key(self.session_id, self.agent_id, index), data
         )
+        self.segments.written(index, data)
         self.next_index = index + 1
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
@@ -214,9 +221,9 @@ class SessionBinding:
             update={"message": dict(message), "invocation_ids": list(ids)}
         )
         key = keys.message_key(self.session_id, self.agent_id, self.next_index - 1)
-        self._last_version = self.storage.replace(
-            key, dump(record), expected_version=self._last_version
-        )
+        data = dump(record)
+        self._last_version = self.storage.replace(key, data, expected_version=self._last_version)
+        self.segments.replaced(self.next_index - 1, data)
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
         self.inputs.remember(record.invocation_ids, message)
@@ -230,6 +237,7 @@ class SessionBinding:
         try:
             self.pending.settle()
         finally:
+            self.segments.flush()  # nothing left running once the invocation returns
             if self.lease is not None:
                 self.lease.release()
 
