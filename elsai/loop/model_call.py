@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from elsai.errors import ContextWindowOverflowError
-from elsai.hooks.events import AfterModelCallEvent, BeforeModelCallEvent
+from elsai.hooks.events import AfterModelCallEvent, BeforeModelCallEvent, HookEvent
 from elsai.loop.deps import Invocation, LoopDeps
 from elsai.loop.events import (
     ModelCallStartEvent,
@@ -20,6 +20,8 @@ from elsai.loop.transcript import Transcript
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
 from elsai.models.stream import MessageAssembler
 from elsai.types import Message, StopReason, ToolChoice, Usage, tool_uses
+
+E = TypeVar("E", bound=HookEvent)
 
 MAX_MODEL_RETRIES_BY_HOOK = 5
 
@@ -47,29 +49,27 @@ class ModelCaller:
         overflow_retried = False
         hook_retries = 0
         while True:
-            await deps.hooks.invoke(BeforeModelCallEvent(agent=deps.agent))
+            await self._hook(BeforeModelCallEvent(agent=deps.agent))
             yield ModelCallStartEvent(cycle_index=cycle)
             attempt = Outcome(self._stream())
             try:
                 async for event in attempt:
                     yield event
             except ContextWindowOverflowError as exc:
-                await deps.hooks.invoke(AfterModelCallEvent(agent=deps.agent, exception=exc))
+                await self._hook(AfterModelCallEvent(agent=deps.agent, exception=exc))
                 if overflow_retried:
                     raise
                 overflow_retried = True
                 await deps.conversation.reduce_context(deps.agent, exc)
                 continue
             except Exception as exc:
-                after = await deps.hooks.invoke(
-                    AfterModelCallEvent(agent=deps.agent, exception=exc)
-                )
+                after = await self._hook(AfterModelCallEvent(agent=deps.agent, exception=exc))
                 if after.retry and hook_retries < MAX_MODEL_RETRIES_BY_HOOK:
                     hook_retries += 1
                     continue
                 raise
             turn = attempt.value
-            after = await deps.hooks.invoke(
+            after = await self._hook(
                 AfterModelCallEvent(
                     agent=deps.agent,
                     message=turn.message,
@@ -85,6 +85,17 @@ class ModelCaller:
                 yield added
             yield Done(turn)
             return
+
+    async def _hook(self, event: E) -> E:
+        """Fire a hook around the model call; a bookmark write in flight lands first.
+
+        The overlapped after_tools bookmark (elsai.session.pending) may still be in flight
+        here; hooks are user code that may look at the store, so they see it landed. With
+        no callback for the event nothing waits, and the write overlaps the call.
+        """
+        if self.deps.hooks.callbacks_for(event):
+            self.deps.persistence.settle()
+        return await self.deps.hooks.invoke(event)
 
     async def _stream(self) -> Steps[ModelTurn]:
         """One provider call: deltas streamed as events, then the assembled reply."""

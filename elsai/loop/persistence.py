@@ -47,6 +47,14 @@ class LoopPersistence(Protocol):
         """Clean end_turn: finalize the bookmark (a failure here only warns)."""
         ...
 
+    def settle(self) -> None:
+        """Land any write still in flight, raising its error (see `elsai.session.pending`).
+
+        The after_tools bookmark may overlap the model call; the loop settles it before hooks
+        around that call run, since they are user code and may look at the store.
+        """
+        ...
+
     def save_state(self) -> None:
         """Agent state changed outside a boundary (an interrupt paused the loop): persist it."""
         ...
@@ -82,6 +90,10 @@ class NoPersistence:
 
     def turn_ended(self) -> None:
         """Nothing to finalize."""
+        return None
+
+    def settle(self) -> None:
+        """Nothing in flight."""
         return None
 
     def save_state(self) -> None:

@@ -10,7 +10,7 @@ import copy
 import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from elsai.errors import ScriptExhaustedError
 from elsai.models.base import (
@@ -28,14 +28,35 @@ from elsai.types import Message, StopReason, ToolChoice, ToolSpec
 ScriptItem = str | dict[str, Any] | Exception | Callable[[ModelRequest], "str | dict[str, Any]"]
 
 
+Recording = bool | Literal["full", "summary"]
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
-    """What the scripted model was asked (deep copies, safe to inspect later)."""
+    """What the scripted model was asked, copied so later changes do not show through.
 
-    messages: list[Message]
+    A summary (the default) keeps the size of the conversation and a copy of its last
+    message only, so recording costs the same at call 5,000 as at call 1. The whole
+    conversation is kept only when asked for (`ScriptedModel(record="full")`); reading
+    `messages` of a summary raises instead of quietly answering with part of it.
+    """
+
+    message_count: int
+    last_message: Message | None
     tool_specs: list[ToolSpec]
     system_prompt: str | None
     tool_choice: ToolChoice | None
+    full_messages: list[Message] | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        """The whole conversation of the call; needs `record="full"` (or `True`)."""
+        if self.full_messages is None:
+            raise RuntimeError(
+                "this request was recorded as a summary (message_count, last_message); "
+                'build the model with ScriptedModel(..., record="full") to keep whole conversations'
+            )
+        return self.full_messages
 
 
 class ScriptedModel(Model):
@@ -46,16 +67,25 @@ class ScriptedModel(Model):
     The stop reason is `tool_use` when the message has toolUse blocks, else `end_turn`; a
     message dict may override it with a `"stopReason"` key (e.g. `"max_tokens"`), which is not
     part of the streamed message.
-    Pass `record=False` for very long scripts where keeping every request would cost memory.
+    Every request is recorded in `requests`: by default as a summary (message count, last
+    message), cheap at any length; `record="full"` (or `True`) keeps deep copies of whole
+    conversations, which grows quadratically over a long full-history script; `record=False`
+    keeps nothing.
     """
 
     def __init__(
-        self, responses: Iterable[ScriptItem], *, chunk_size: int = 8, record: bool = True
+        self,
+        responses: Iterable[ScriptItem],
+        *,
+        chunk_size: int = 8,
+        record: Recording = "summary",
     ) -> None:
         self._responses = list(responses)
         self._next = 0
         self._chunk = max(1, chunk_size)
-        self._record = record
+        if record not in (True, False, "full", "summary"):
+            raise ValueError(f'record must be "summary", "full", True or False, got {record!r}')
+        self._record: Recording = "full" if record is True else record
         self.requests: list[RecordedRequest] = []
 
     @property
@@ -76,14 +106,7 @@ class ScriptedModel(Model):
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next scripted response as the events a real provider would emit."""
         if self._record:
-            self.requests.append(
-                RecordedRequest(
-                    messages=copy.deepcopy(list(request.messages)),
-                    tool_specs=copy.deepcopy(list(request.tool_specs)),
-                    system_prompt=request.system_prompt,
-                    tool_choice=copy.deepcopy(request.tool_choice),
-                )
-            )
+            self.requests.append(self._recorded(request))
         item = self._pick(request)
         if isinstance(item, Exception):
             raise item
@@ -93,6 +116,17 @@ class ScriptedModel(Model):
         message = _as_message(item)
         for event in self._events(message, stop_override):
             yield event
+
+    def _recorded(self, request: ModelRequest) -> RecordedRequest:
+        messages = request.messages
+        return RecordedRequest(
+            message_count=len(messages),
+            last_message=copy.deepcopy(messages[-1]) if messages else None,
+            tool_specs=copy.deepcopy(list(request.tool_specs)),
+            system_prompt=request.system_prompt,
+            tool_choice=copy.deepcopy(request.tool_choice),
+            full_messages=copy.deepcopy(list(messages)) if self._record == "full" else None,
+        )
 
     def _pick(self, request: ModelRequest) -> ScriptItem:
         """The next response in call order (PositionalScriptedModel picks by transcript)."""

@@ -20,8 +20,10 @@ from elsai.conversation.base import ConversationManager, sanitize_window_start
 from elsai.interrupt.state import InterruptState
 from elsai.session import keys
 from elsai.session.lease import OwnershipLease
+from elsai.session.pending import PendingWrite
 from elsai.session.records import AgentRecord, MessageRecord, dump, load
 from elsai.session.replay import InputLedger
+from elsai.session.segment_writer import SegmentWriter
 from elsai.session.storage.base import StoredObject
 from elsai.session.window import load_window
 from elsai.types import AgentView, ContentBlock, Message, Position, ResumePlan, tool_uses
@@ -85,6 +87,11 @@ class SessionBinding:
         self.recorded_invocations: list[str] = []
         self.lease: OwnershipLease | None = None
         self.inputs = InputLedger()
+        #: The after_tools bookmark write overlapping the model call; every write settles it.
+        self.pending = PendingWrite()
+        self._overlap = bool(getattr(manager, "overlap_bookmark", True))
+        #: Derived message segments (elsai.session.segments), written in the background.
+        self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
         self._load()
 
     # -- load ----------------------------------------------------------------------------
@@ -128,6 +135,8 @@ class SessionBinding:
             agent.conversation_manager.restore_window_start,
         )
         self.next_index, start, records = window.count, window.start, window.records
+        for index, data in (window.files or {}).items():
+            self.segments.loaded(index, data)
         if records:
             self._last_record, self._last_version = records[-1], window.last_version
             self.last_message = records[-1].as_message()
@@ -162,6 +171,7 @@ class SessionBinding:
         self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
     ) -> ResumePlan:
         """Take the lease, then the resume gate's verdict (the loop repairs an orphan toolUse)."""
+        self.pending.settle()
         recorded = invocation_id is not None and invocation_id in self.recorded_invocations
         last = self.last_message
         finished = last is not None and last["role"] == "assistant" and not tool_uses(last)
@@ -181,6 +191,7 @@ class SessionBinding:
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
         """Create message_<N>.json for a new message (never overwrites)."""
+        self.pending.settle()  # the bookmark before it lands first
         index = self.next_index
         record = MessageRecord(
             message_id=index,
@@ -188,9 +199,11 @@ class SessionBinding:
             message=dict(message),
             invocation_ids=[invocation_id] if invocation_id else [],
         )
+        data = dump(record)
         self._last_version = self.storage.create(
-            keys.message_key(self.session_id, self.agent_id, index), dump(record)
+            keys.message_key(self.session_id, self.agent_id, index), data
         )
+        self.segments.written(index, data)
         self.next_index = index + 1
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
@@ -198,6 +211,7 @@ class SessionBinding:
 
     def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
         """Replace the last message file, only if unchanged since we wrote it."""
+        self.pending.settle()
         if self._last_record is None:
             raise RuntimeError("no stored message to extend")
         ids = self._last_record.invocation_ids
@@ -207,44 +221,65 @@ class SessionBinding:
             update={"message": dict(message), "invocation_ids": list(ids)}
         )
         key = keys.message_key(self.session_id, self.agent_id, self.next_index - 1)
-        self._last_version = self.storage.replace(
-            key, dump(record), expected_version=self._last_version
-        )
+        data = dump(record)
+        self._last_version = self.storage.replace(key, data, expected_version=self._last_version)
+        self.segments.replaced(self.next_index - 1, data)
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
         self.inputs.remember(record.invocation_ids, message)
 
     def end_invocation(self) -> None:
-        """Release the ownership lease, so the next writer need not wait for it to expire."""
-        if self.lease is not None:
-            self.lease.release()
+        """Land the pending bookmark (its error is raised here), then release the lease.
+
+        The lease is released even if the bookmark failed, so the next writer need not wait
+        for it to expire.
+        """
+        try:
+            self.pending.settle()
+        finally:
+            self.segments.flush()  # nothing left running once the invocation returns
+            if self.lease is not None:
+                self.lease.release()
 
     def boundary(self, position: Position, cycle_index: int) -> bool:
-        """Write agent.json if it changed, then the bookmark if this boundary is saved."""
+        """Write agent.json if it changed, then the bookmark if this boundary is saved.
+
+        The after_tools bookmark is started in the background (`self.pending`) and overlaps
+        the model call that follows; the next write waits for it.
+        """
+        self.pending.settle()
         if self.lease is not None:
             self.lease.check()
         self._write_agent(force=False)
         if self.checkpoint_config is None or not self.checkpoint_config.saves(position):
             # Without a bookmark, only a finished tool batch is a safe place to stop.
             return position == "after_tools"
-        self._write_bookmark(
-            Checkpoint(
-                position=position,
-                cycle_index=cycle_index,
-                created_at=utc_now(),
-                message_count=self.next_index,
-                agent_id=self.agent_id,
-                execution_status="active",
-            )
+        bookmark = Checkpoint(
+            position=position,
+            cycle_index=cycle_index,
+            created_at=utc_now(),
+            message_count=self.next_index,
+            agent_id=self.agent_id,
+            execution_status="active",
         )
+        if position == "after_tools" and self._overlap:
+            self.pending.start(lambda: self._write_bookmark(bookmark))
+        else:
+            self._write_bookmark(bookmark)
         return True
+
+    def settle(self) -> None:
+        """Wait for the overlapped bookmark write; its error is raised here."""
+        self.pending.settle()
 
     def save_state(self) -> None:
         """Write agent.json if it changed (an interrupt paused the loop)."""
+        self.pending.settle()
         self._write_agent(force=False)
 
     def turn_ended(self) -> None:
         """Write agent.json, then finalize the bookmark as completed."""
+        self.pending.settle()
         self._write_agent(force=False, include_window=True)
         if self.checkpoint_config is None or self.bookmark is None:
             return

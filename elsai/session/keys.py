@@ -10,6 +10,8 @@ session_<session_id>/
       lease.json                   # ownership lease of the live writer (elsai.session.lease)
       messages/
         message_<N>.json
+      segments/                      # derived read accelerator (elsai.session.segments)
+        segment_<a>_<b>.json         # immutable copy of messages [a, b); never trusted over them
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from elsai.ids import MAX_ID_LENGTH as MAX_ID_LENGTH
 from elsai.ids import validate_id as validate_id
 
 _MESSAGE_RE = re.compile(r"message_(\d+)\.json$")
+#: A segment file relative to its agent folder (for layout checks that list a session).
+SEGMENT_FILE_PATTERN = r"segments/segment_(?:0|[1-9]\d*)_[1-9]\d*\.json"
 
 
 def session_dir(session_id: str) -> str:
@@ -71,6 +75,16 @@ def messages_prefix(session_id: str, agent_id: str) -> str:
 def message_key(session_id: str, agent_id: str, index: int) -> str:
     """The file of message number `index`."""
     return f"{messages_prefix(session_id, agent_id)}message_{index}.json"
+
+
+def segments_prefix(session_id: str, agent_id: str) -> str:
+    """The folder of one agent's derived message segments."""
+    return agent_dir(session_id, agent_id) + "segments/"
+
+
+def segment_key(session_id: str, agent_id: str, start: int, end: int) -> str:
+    """The segment holding copies of messages [start, end)."""
+    return f"{segments_prefix(session_id, agent_id)}segment_{start}_{end}.json"
 
 
 def message_index(key: str) -> int | None:

@@ -27,6 +27,9 @@ class SessionManager:
     #: How long an agent's ownership lease lives without renewal (elsai.session.lease): a
     #: crashed writer on another machine blocks the agent this long. None turns leases off.
     lease_seconds: float | None = DEFAULT_LEASE_SECONDS
+    #: Let the after_tools bookmark PUT overlap the next model call (elsai.session.pending);
+    #: False writes it before the call, as every other write is.
+    overlap_bookmark: bool = True
 
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
         self.session_id = keys.validate_id(session_id, "session_id")

@@ -87,6 +87,11 @@ def dump(record: BaseModel) -> bytes:
     return json.dumps(record.model_dump(mode="python"), default=_encode_default, indent=1).encode()
 
 
+def parse_json(data: bytes) -> Any:
+    """Stored JSON as `load` reads it (bytes values decoded), for containers of records."""
+    return json.loads(data, object_hook=_decode_hook)
+
+
 def load(cls: type[T], data: bytes, where: str) -> T:
     """Parse a stored record; anything wrong raises SessionCorruptError naming `where`."""
     try:

@@ -29,7 +29,8 @@ from elsai.types import Message
 
 Severity = Literal["error", "warning"]
 _AGENT_FILE = re.compile(
-    r"agents/agent_([^/]+)/(agent\.json|checkpoint\.json|lease\.json|messages/message_(0|[1-9]\d*)\.json)"
+    r"agents/agent_([^/]+)/(agent\.json|checkpoint\.json|lease\.json|messages/message_(0|[1-9]\d*)\.json"
+    rf"|{keys.SEGMENT_FILE_PATTERN})"  # segments: derived copies, not messages
 )
 
 

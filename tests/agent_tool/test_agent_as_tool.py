@@ -42,7 +42,7 @@ def test_crash_inside_sub_agent_resumes_inside_it(tmp_path: Path) -> None:
             return FileSessionManager(session_id="job-1", storage_dir=str(tmp_path))
 
         sub = Agent(
-            model=ScriptedModel(sub_script),
+            model=ScriptedModel(sub_script, record="full"),
             tools=[lookup],
             config=AgentConfig(
                 agent_id="inventory",
@@ -51,7 +51,7 @@ def test_crash_inside_sub_agent_resumes_inside_it(tmp_path: Path) -> None:
             ),
         )
         return Agent(
-            model=ScriptedModel(parent_script),
+            model=ScriptedModel(parent_script, record="full"),
             tools=[
                 sub.as_tool(
                     name="inventory", description="Answers stock questions", preserve_context=True
@@ -90,10 +90,14 @@ def test_crash_inside_sub_agent_resumes_inside_it(tmp_path: Path) -> None:
 
 
 def test_preserve_context_keeps_the_sub_agent_conversation() -> None:
-    sub = Agent(model=ScriptedModel(["first", "second"]), config=AgentConfig(agent_id="helper"))
+    sub = Agent(
+        model=ScriptedModel(["first", "second"], record="full"),
+        config=AgentConfig(agent_id="helper"),
+    )
     parent = Agent(
         model=ScriptedModel(
-            [call("a", "helper", input="one"), call("b", "helper", input="two"), "done"]
+            [call("a", "helper", input="one"), call("b", "helper", input="two"), "done"],
+            record="full",
         ),
         tools=[sub.as_tool()],
     )
@@ -103,12 +107,14 @@ def test_preserve_context_keeps_the_sub_agent_conversation() -> None:
 
 def test_spawn_mode_is_fresh_each_call_and_refuses_checkpoints(tmp_path: Path) -> None:
     sub = Agent(
-        model=ScriptedModel(["one answer", "another"]), config=AgentConfig(agent_id="helper")
+        model=ScriptedModel(["one answer", "another"], record="full"),
+        config=AgentConfig(agent_id="helper"),
     )
     spawn_tool = sub.as_tool(mode="spawn")
     parent = Agent(
         model=ScriptedModel(
-            [call("a", "helper", input="q1"), call("b", "helper", input="q2"), "done"]
+            [call("a", "helper", input="q1"), call("b", "helper", input="q2"), "done"],
+            record="full",
         ),
         tools=[spawn_tool],
     )
@@ -117,7 +123,7 @@ def test_spawn_mode_is_fresh_each_call_and_refuses_checkpoints(tmp_path: Path) -
     assert sub.model.requests[1].messages == [{"role": "user", "content": [{"text": "q2"}]}]  # type: ignore[attr-defined]
 
     checkpointed = Agent(
-        model=ScriptedModel([]),
+        model=ScriptedModel([], record="full"),
         config=AgentConfig(
             agent_id="cp",
             session_manager=FileSessionManager(session_id="s", storage_dir=str(tmp_path)),

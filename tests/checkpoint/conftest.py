@@ -39,7 +39,7 @@ def build(store: Path, ledger: Ledger) -> Callable[..., Agent]:
         **config: Any,
     ) -> Agent:
         return Agent(
-            model=ScriptedModel(responses),
+            model=ScriptedModel(responses, record="full"),
             tools=[ledger.make_tool()],
             config=AgentConfig(
                 agent_id=agent_id,

@@ -26,7 +26,7 @@ def uses_of(message: Message) -> list[dict[str, Any]]:
 
 def last_request_results(model: Any) -> list[dict[str, Any]]:
     """toolResults in the last user message of the most recent recorded request."""
-    return results_of(model.requests[-1].messages[-1])
+    return results_of(model.requests[-1].last_message)
 
 
 def text_of_result(result: dict[str, Any]) -> str:

@@ -66,7 +66,7 @@ def overflow() -> ContextWindowOverflowError:
 @pytest.mark.parametrize("window", [2, 3, 4, 5, 7])
 def test_sliding_window_bounds_the_conversation_and_keeps_it_valid(window: int) -> None:
     manager = SlidingWindowConversationManager(window_size=window)
-    model = ScriptedModel(cycles(6))
+    model = ScriptedModel(cycles(6), record="full")
     agent = Agent(model=model, tools=[step], config=AgentConfig(conversation_manager=manager))
 
     result = agent("work")
@@ -86,7 +86,7 @@ def test_sliding_window_bounds_the_conversation_and_keeps_it_valid(window: int) 
 def test_sliding_window_never_leaves_an_orphan_tool_result() -> None:
     manager = SlidingWindowConversationManager(window_size=4)
     agent = Agent(
-        model=ScriptedModel(cycles(5)),
+        model=ScriptedModel(cycles(5), record="full"),
         tools=[step],
         config=AgentConfig(conversation_manager=manager),
     )
@@ -108,7 +108,7 @@ def test_sliding_window_never_leaves_an_orphan_tool_result() -> None:
 def test_sliding_window_leaves_a_short_conversation_alone() -> None:
     manager = SlidingWindowConversationManager(window_size=40)
     agent = Agent(
-        model=ScriptedModel(cycles(3)),
+        model=ScriptedModel(cycles(3), record="full"),
         tools=[step],
         config=AgentConfig(conversation_manager=manager),
     )
@@ -124,13 +124,13 @@ def test_sliding_window_rejects_a_window_below_two() -> None:
 
 
 def test_default_manager_is_a_sliding_window() -> None:
-    agent = Agent(model=ScriptedModel([]))
+    agent = Agent(model=ScriptedModel([], record="full"))
     assert isinstance(agent.conversation_manager, SlidingWindowConversationManager)
 
 
 def test_overflow_reduces_the_window_and_retries_once() -> None:
     manager = SlidingWindowConversationManager(window_size=40)
-    model = ScriptedModel([overflow(), "fits now"])
+    model = ScriptedModel([overflow(), "fits now"], record="full")
     agent = Agent(
         model=model,
         tools=[step],
@@ -155,7 +155,7 @@ def test_overflow_reduces_the_window_and_retries_once() -> None:
 
 
 def test_a_second_overflow_in_the_same_call_propagates() -> None:
-    model = ScriptedModel([overflow(), overflow(), "unreachable"])
+    model = ScriptedModel([overflow(), overflow(), "unreachable"], record="full")
     agent = Agent(model=model, tools=[step], messages=history(3))
     with pytest.raises(ContextWindowOverflowError):
         agent("question 3")
@@ -164,7 +164,7 @@ def test_a_second_overflow_in_the_same_call_propagates() -> None:
 
 def test_overflow_retry_is_per_model_call_not_per_invocation() -> None:
     model = ScriptedModel(
-        [overflow(), assistant(tool_use("s1", "step", {"n": 1})), overflow(), "done"]
+        [overflow(), assistant(tool_use("s1", "step", {"n": 1})), overflow(), "done"], record="full"
     )
     agent = Agent(model=model, tools=[step], messages=history(4))
     assert str(agent("go")) == "done"
@@ -178,7 +178,7 @@ def test_overflow_retry_is_per_model_call_not_per_invocation() -> None:
 def test_null_manager_keeps_everything() -> None:
     manager = NullConversationManager()
     agent = Agent(
-        model=ScriptedModel(cycles(30)),
+        model=ScriptedModel(cycles(30), record="full"),
         tools=[step],
         config=AgentConfig(conversation_manager=manager),
     )
@@ -189,7 +189,7 @@ def test_null_manager_keeps_everything() -> None:
 
 
 def test_null_manager_reraises_overflow_without_retrying() -> None:
-    model = ScriptedModel([overflow(), "unreachable"])
+    model = ScriptedModel([overflow(), "unreachable"], record="full")
     agent = Agent(
         model=model,
         messages=history(2),
@@ -205,11 +205,11 @@ def test_null_manager_reraises_overflow_without_retrying() -> None:
 
 
 def test_summarizing_manager_summarizes_the_oldest_messages_on_overflow() -> None:
-    summarizer = ScriptedModel(["The user asked questions 0-1; steps ran fine."])
+    summarizer = ScriptedModel(["The user asked questions 0-1; steps ran fine."], record="full")
     manager = SummarizingConversationManager(
         summary_ratio=0.5, preserve_recent_messages=2, summarization_model=summarizer
     )
-    model = ScriptedModel([overflow(), "answer 2"])
+    model = ScriptedModel([overflow(), "answer 2"], record="full")
     seeded = history(2)
     agent = Agent(
         model=model, tools=[step], messages=seeded, config=AgentConfig(conversation_manager=manager)
@@ -240,13 +240,13 @@ def test_summarizing_manager_summarizes_the_oldest_messages_on_overflow() -> Non
 
 
 def test_summarizing_keeps_tool_pairs_together() -> None:
-    summarizer = ScriptedModel(["summary"])
+    summarizer = ScriptedModel(["summary"], record="full")
     manager = SummarizingConversationManager(
         summary_ratio=0.3, preserve_recent_messages=2, summarization_model=summarizer
     )
     seeded = history(3)  # a split at 0.3 * 13 = 3 would land between a toolUse and its result
     agent = Agent(
-        model=ScriptedModel([overflow(), "ok"]),
+        model=ScriptedModel([overflow(), "ok"], record="full"),
         tools=[step],
         messages=seeded,
         config=AgentConfig(conversation_manager=manager),
@@ -263,11 +263,11 @@ def test_summarizing_keeps_tool_pairs_together() -> None:
 
 
 def test_summarizing_again_folds_the_previous_summary_in() -> None:
-    summarizer = ScriptedModel(["first summary", "second summary"])
+    summarizer = ScriptedModel(["first summary", "second summary"], record="full")
     manager = SummarizingConversationManager(
         summary_ratio=0.5, preserve_recent_messages=2, summarization_model=summarizer
     )
-    model = ScriptedModel([overflow(), "a", overflow(), "b"])
+    model = ScriptedModel([overflow(), "a", overflow(), "b"], record="full")
     agent = Agent(
         model=model,
         tools=[step],
@@ -288,7 +288,7 @@ def test_summarizing_again_folds_the_previous_summary_in() -> None:
 
 def test_summarizing_uses_the_agent_model_when_none_is_given() -> None:
     manager = SummarizingConversationManager(summary_ratio=0.5, preserve_recent_messages=2)
-    model = ScriptedModel([overflow(), "the summary", "final"])
+    model = ScriptedModel([overflow(), "the summary", "final"], record="full")
     agent = Agent(
         model=model,
         tools=[step],
@@ -301,9 +301,9 @@ def test_summarizing_uses_the_agent_model_when_none_is_given() -> None:
 
 def test_summarizing_reraises_when_nothing_can_be_summarized() -> None:
     manager = SummarizingConversationManager(
-        preserve_recent_messages=10, summarization_model=ScriptedModel(["x"])
+        preserve_recent_messages=10, summarization_model=ScriptedModel(["x"], record="full")
     )
-    model = ScriptedModel([overflow()])
+    model = ScriptedModel([overflow()], record="full")
     agent = Agent(
         model=model, messages=history(1), config=AgentConfig(conversation_manager=manager)
     )
@@ -312,9 +312,9 @@ def test_summarizing_reraises_when_nothing_can_be_summarized() -> None:
 
 
 def test_summarizing_does_not_trim_proactively() -> None:
-    manager = SummarizingConversationManager(summarization_model=ScriptedModel([]))
+    manager = SummarizingConversationManager(summarization_model=ScriptedModel([], record="full"))
     agent = Agent(
-        model=ScriptedModel(cycles(30)),
+        model=ScriptedModel(cycles(30), record="full"),
         tools=[step],
         config=AgentConfig(conversation_manager=manager),
     )

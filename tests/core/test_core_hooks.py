@@ -64,7 +64,7 @@ class Recorder:
 
 
 def one_tool_cycle() -> ScriptedModel:
-    return ScriptedModel([assistant(tool_use("t1", "add", {"a": 1, "b": 2})), "3"])
+    return ScriptedModel([assistant(tool_use("t1", "add", {"a": 1, "b": 2})), "3"], record="full")
 
 
 def test_events_of_a_tool_cycle_fire_in_order() -> None:
@@ -109,9 +109,9 @@ def test_after_events_run_in_reverse_registration_order() -> None:
 
 def test_add_hook_rejects_an_object_without_register_hooks() -> None:
     with pytest.raises(TypeError):
-        Agent(model=ScriptedModel([])).hooks.add_hook(object())  # type: ignore[arg-type]
+        Agent(model=ScriptedModel([], record="full")).hooks.add_hook(object())  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        Agent(model=ScriptedModel([])).hooks.add_callback(dict, lambda e: None)  # type: ignore[arg-type]
+        Agent(model=ScriptedModel([], record="full")).hooks.add_callback(dict, lambda e: None)  # type: ignore[arg-type]
 
 
 def test_message_added_carries_each_message_and_after_invocation_the_result() -> None:
@@ -214,7 +214,7 @@ def test_after_tool_call_sees_the_exception_of_a_failing_tool() -> None:
             raise OSError("disk gone")
 
     hook = Boom()
-    model = ScriptedModel([assistant(tool_use("r1", "raising", {})), "ok"])
+    model = ScriptedModel([assistant(tool_use("r1", "raising", {})), "ok"], record="full")
     Agent(model=model, tools=[Raising()], config=AgentConfig(hooks=[hook]))("go")
     [event] = hook.seen
     assert isinstance(event.exception, OSError)
@@ -222,7 +222,7 @@ def test_after_tool_call_sees_the_exception_of_a_failing_tool() -> None:
 
 
 def test_after_model_call_retry_discards_the_response_and_calls_again() -> None:
-    model = ScriptedModel(["draft that a guardrail rejects", "clean answer"])
+    model = ScriptedModel(["draft that a guardrail rejects", "clean answer"], record="full")
     agent = Agent(model=model)
     seen: list[str] = []
 
@@ -244,7 +244,7 @@ def test_after_model_call_retry_discards_the_response_and_calls_again() -> None:
 
 
 def test_after_model_call_retry_recovers_from_a_model_exception() -> None:
-    model = ScriptedModel([ConnectionError("flaky network"), "recovered"])
+    model = ScriptedModel([ConnectionError("flaky network"), "recovered"], record="full")
     agent = Agent(model=model)
     errors: list[BaseException | None] = []
 
@@ -259,13 +259,13 @@ def test_after_model_call_retry_recovers_from_a_model_exception() -> None:
 
 
 def test_model_exception_without_a_retry_hook_propagates() -> None:
-    agent = Agent(model=ScriptedModel([ConnectionError("down")]))
+    agent = Agent(model=ScriptedModel([ConnectionError("down")], record="full"))
     with pytest.raises(ConnectionError, match="down"):
         agent("hi")
 
 
 def test_before_invocation_may_rewrite_the_input_messages() -> None:
-    model = ScriptedModel(["ok"])
+    model = ScriptedModel(["ok"], record="full")
     agent = Agent(model=model)
 
     def tag(event: BeforeInvocationEvent) -> None:
@@ -313,7 +313,7 @@ def test_assigning_a_read_only_field_raises(event_type: type[HookEvent], field: 
 
 
 def test_a_hook_that_raises_fails_the_invocation_and_releases_the_agent() -> None:
-    agent = Agent(model=ScriptedModel(["never", "second"]))
+    agent = Agent(model=ScriptedModel(["never", "second"], record="full"))
     calls = 0
 
     def explode(event: BeforeModelCallEvent) -> None:
@@ -329,7 +329,7 @@ def test_a_hook_that_raises_fails_the_invocation_and_releases_the_agent() -> Non
 
 
 def test_base_class_callback_sees_every_event() -> None:
-    agent = Agent(model=ScriptedModel(["ok"]))
+    agent = Agent(model=ScriptedModel(["ok"], record="full"))
     names: list[str] = []
     agent.hooks.add_callback(HookEvent, lambda e: names.append(type(e).__name__))
     agent("hi")

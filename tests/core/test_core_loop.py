@@ -72,7 +72,7 @@ EXPECTED_TRANSCRIPT = [
 
 
 def test_three_cycle_run_produces_the_exact_transcript() -> None:
-    model = ScriptedModel(three_cycle_script())
+    model = ScriptedModel(three_cycle_script(), record="full")
     agent = Agent(model=model, tools=[add, shout], system_prompt="You are a calculator.")
 
     agent("compute")
@@ -83,7 +83,7 @@ def test_three_cycle_run_produces_the_exact_transcript() -> None:
 
 
 def test_three_cycle_run_result_fields_and_metrics() -> None:
-    model = ScriptedModel(three_cycle_script())
+    model = ScriptedModel(three_cycle_script(), record="full")
     agent = Agent(model=model, tools=[add, shout], system_prompt="You are a calculator.")
 
     result = agent("compute")
@@ -110,7 +110,7 @@ def test_three_cycle_run_result_fields_and_metrics() -> None:
 
 
 def test_scripted_model_records_every_request() -> None:
-    model = ScriptedModel(three_cycle_script())
+    model = ScriptedModel(three_cycle_script(), record="full")
     agent = Agent(model=model, tools=[add, shout], system_prompt="You are a calculator.")
 
     agent("compute")
@@ -131,7 +131,7 @@ def test_scripted_model_records_every_request() -> None:
 
 
 def test_tool_spec_sent_to_model_comes_from_signature_and_docstring() -> None:
-    model = ScriptedModel(["ok"])
+    model = ScriptedModel(["ok"], record="full")
     Agent(model=model, tools=[add])("hi")
     spec = model.requests[0].tool_specs[0]
     assert spec["name"] == "add"
@@ -143,7 +143,7 @@ def test_tool_spec_sent_to_model_comes_from_signature_and_docstring() -> None:
 
 
 def test_second_prompt_continues_the_same_conversation() -> None:
-    model = ScriptedModel(["first answer", "second answer"])
+    model = ScriptedModel(["first answer", "second answer"], record="full")
     agent = Agent(model=model)
     agent("one")
     result = agent("two")
@@ -157,7 +157,7 @@ def test_second_prompt_continues_the_same_conversation() -> None:
 
 
 def test_no_prompt_on_a_finished_conversation_does_not_call_the_model() -> None:
-    model = ScriptedModel(["done"])
+    model = ScriptedModel(["done"], record="full")
     agent = Agent(model=model)
     agent("hello")
     before = [dict(m) for m in agent.messages]
@@ -174,7 +174,7 @@ def test_no_prompt_on_a_finished_conversation_does_not_call_the_model() -> None:
 
 
 def test_no_prompt_on_an_empty_agent_returns_an_empty_result() -> None:
-    model = ScriptedModel([])
+    model = ScriptedModel([], record="full")
     result = Agent(model=model)()
     assert result.message is None
     assert str(result) == ""
@@ -187,7 +187,7 @@ def test_no_prompt_continues_a_conversation_that_ends_with_a_user_message() -> N
         {"role": "assistant", "content": [{"text": "noted"}]},
         {"role": "user", "content": [{"text": "what did I say?"}]},
     ]
-    model = ScriptedModel(["You said 'earlier'."])
+    model = ScriptedModel(["You said 'earlier'."], record="full")
     agent = Agent(model=model, messages=seeded)
 
     result = agent()
@@ -211,7 +211,7 @@ def test_no_prompt_continues_after_pending_tool_results() -> None:
             ],
         },
     ]
-    model = ScriptedModel(["It is 2."])
+    model = ScriptedModel(["It is 2."], record="full")
     agent = Agent(model=model, tools=[add], messages=seeded)
     assert str(agent()) == "It is 2."
     assert model.requests[0].messages == seeded
@@ -228,7 +228,7 @@ def test_prompt_after_tool_results_is_merged_into_the_user_turn() -> None:
             ],
         },
     ]
-    model = ScriptedModel(["ok"])
+    model = ScriptedModel(["ok"], record="full")
     agent = Agent(model=model, tools=[add], messages=seeded)
     agent("and now?")
     sent = model.requests[0].messages
@@ -238,7 +238,7 @@ def test_prompt_after_tool_results_is_merged_into_the_user_turn() -> None:
 
 
 def test_prompt_may_be_content_blocks() -> None:
-    model = ScriptedModel(["seen"])
+    model = ScriptedModel(["seen"], record="full")
     agent = Agent(model=model)
     agent([{"text": "a"}, {"text": "b"}])
     assert model.requests[0].messages == [
@@ -249,7 +249,7 @@ def test_prompt_may_be_content_blocks() -> None:
 
 
 def test_exhausted_script_names_how_many_responses_were_given() -> None:
-    model = ScriptedModel([assistant(tool_use("t1", "add", {"a": 1, "b": 2})), "3"])
+    model = ScriptedModel([assistant(tool_use("t1", "add", {"a": 1, "b": 2})), "3"], record="full")
     agent = Agent(model=model, tools=[add])
     agent("first")
 
@@ -262,11 +262,13 @@ def test_exhausted_script_names_how_many_responses_were_given() -> None:
 
 def test_empty_script_fails_clearly_on_first_call() -> None:
     with pytest.raises(ScriptExhaustedError, match=r"given 0 response"):
-        Agent(model=ScriptedModel([]))("hi")
+        Agent(model=ScriptedModel([], record="full"))("hi")
 
 
 def test_scripted_model_rejects_a_non_assistant_item() -> None:
-    agent = Agent(model=ScriptedModel([{"role": "user", "content": [{"text": "x"}]}]))
+    agent = Agent(
+        model=ScriptedModel([{"role": "user", "content": [{"text": "x"}]}], record="full")
+    )
     with pytest.raises(ValueError, match="assistant"):
         agent("hi")
 
@@ -275,7 +277,7 @@ def test_callable_script_item_sees_the_request() -> None:
     def answer(request):  # type: ignore[no-untyped-def]
         return f"you sent {len(request.messages)} message(s)"
 
-    assert str(Agent(model=ScriptedModel([answer]))("hi")) == "you sent 1 message(s)"
+    assert str(Agent(model=ScriptedModel([answer], record="full"))("hi")) == "you sent 1 message(s)"
 
 
 def test_agent_rejects_a_non_model() -> None:

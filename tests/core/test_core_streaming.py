@@ -43,7 +43,7 @@ async def collect(agent: Agent, prompt: str) -> list[StreamEvent]:
 
 
 def test_stream_ends_with_a_single_result_event_carrying_the_result() -> None:
-    agent = Agent(model=ScriptedModel(script()), tools=[lookup])
+    agent = Agent(model=ScriptedModel(script(), record="full"), tools=[lookup])
     events = asyncio.run(collect(agent, "weather?"))
 
     assert isinstance(events[-1], ResultEvent)
@@ -56,7 +56,7 @@ def test_stream_ends_with_a_single_result_event_carrying_the_result() -> None:
 
 
 def test_text_deltas_arrive_in_chunks_and_concatenate_to_the_text() -> None:
-    agent = Agent(model=ScriptedModel(script(), chunk_size=5), tools=[lookup])
+    agent = Agent(model=ScriptedModel(script(), chunk_size=5, record="full"), tools=[lookup])
     events = asyncio.run(collect(agent, "weather?"))
 
     starts = [i for i, e in enumerate(events) if isinstance(e, ModelCallStartEvent)]
@@ -69,7 +69,7 @@ def test_text_deltas_arrive_in_chunks_and_concatenate_to_the_text() -> None:
 
 
 def test_tool_input_deltas_rebuild_the_tool_input() -> None:
-    agent = Agent(model=ScriptedModel(script(), chunk_size=2), tools=[lookup])
+    agent = Agent(model=ScriptedModel(script(), chunk_size=2, record="full"), tools=[lookup])
     events = asyncio.run(collect(agent, "weather?"))
     deltas = [e for e in events if isinstance(e, ToolInputDeltaEvent)]
     assert len(deltas) > 1
@@ -78,7 +78,7 @@ def test_tool_input_deltas_rebuild_the_tool_input() -> None:
 
 
 def test_tool_start_and_end_bracket_the_call_and_precede_the_result_message() -> None:
-    agent = Agent(model=ScriptedModel(script()), tools=[lookup])
+    agent = Agent(model=ScriptedModel(script(), record="full"), tools=[lookup])
     events = asyncio.run(collect(agent, "weather?"))
     kinds = [type(e).__name__ for e in events]
 
@@ -99,7 +99,7 @@ def test_tool_start_and_end_bracket_the_call_and_precede_the_result_message() ->
 
 
 def test_message_added_events_mirror_the_conversation() -> None:
-    agent = Agent(model=ScriptedModel(script()), tools=[lookup])
+    agent = Agent(model=ScriptedModel(script(), record="full"), tools=[lookup])
     events = asyncio.run(collect(agent, "weather?"))
     added = [e.message for e in events if isinstance(e, MessageAddedStreamEvent)]
     assert added == agent.messages
@@ -108,12 +108,12 @@ def test_message_added_events_mirror_the_conversation() -> None:
 
 def test_invoke_async_and_the_sync_call_return_the_same_result_as_the_stream() -> None:
     streamed = asyncio.run(
-        collect(Agent(model=ScriptedModel(script()), tools=[lookup]), "weather?")
+        collect(Agent(model=ScriptedModel(script(), record="full"), tools=[lookup]), "weather?")
     )[-1]
     assert isinstance(streamed, ResultEvent)
-    via_async_agent = Agent(model=ScriptedModel(script()), tools=[lookup])
+    via_async_agent = Agent(model=ScriptedModel(script(), record="full"), tools=[lookup])
     via_async = asyncio.run(via_async_agent.invoke_async("weather?"))
-    via_sync_agent = Agent(model=ScriptedModel(script()), tools=[lookup])
+    via_sync_agent = Agent(model=ScriptedModel(script(), record="full"), tools=[lookup])
     via_sync = via_sync_agent("weather?")
 
     for result in (via_async, via_sync):
@@ -125,7 +125,7 @@ def test_invoke_async_and_the_sync_call_return_the_same_result_as_the_stream() -
 
 
 def test_sync_call_works_inside_a_running_event_loop() -> None:
-    agent = Agent(model=ScriptedModel(["from inside a loop"]))
+    agent = Agent(model=ScriptedModel(["from inside a loop"], record="full"))
 
     async def main() -> str:
         return str(agent("hi"))
@@ -143,7 +143,9 @@ def test_second_concurrent_invocation_is_rejected_and_the_first_completes() -> N
         await release.wait()
         return "released"
 
-    model = ScriptedModel([assistant(tool_use("g1", "wait_for_release", {})), "first finished"])
+    model = ScriptedModel(
+        [assistant(tool_use("g1", "wait_for_release", {})), "first finished"], record="full"
+    )
     agent = Agent(model=model, tools=[wait_for_release])
 
     async def main() -> Any:
@@ -165,7 +167,7 @@ def test_second_concurrent_invocation_is_rejected_and_the_first_completes() -> N
     ]
     assert all("two" not in json.dumps(m) and "three" not in json.dumps(m) for m in agent.messages)
     # Once the first finished, the agent takes new work.
-    agent.model = ScriptedModel(["again"])
+    agent.model = ScriptedModel(["again"], record="full")
     assert str(agent("four")) == "again"
 
 
@@ -184,7 +186,7 @@ def test_a_tool_calling_its_own_agent_from_a_thread_is_rejected() -> None:
             return "refused"
         return "nested call ran"
 
-    model = ScriptedModel([assistant(tool_use("r1", "recurse", {})), "outer done"])
+    model = ScriptedModel([assistant(tool_use("r1", "recurse", {})), "outer done"], record="full")
     holder["agent"] = Agent(model=model, tools=[recurse])
     assert str(holder["agent"]("outer")) == "outer done"
     assert len(errors) == 1
@@ -204,7 +206,9 @@ def test_closing_a_stream_mid_tool_releases_the_agent_and_keeps_the_transcript_v
             raise
         return "finished"
 
-    model = ScriptedModel([assistant(tool_use("s1", "slow", {})), "after the interruption"])
+    model = ScriptedModel(
+        [assistant(tool_use("s1", "slow", {})), "after the interruption"], record="full"
+    )
     agent = Agent(model=model, tools=[slow])
 
     async def main() -> Any:
@@ -231,7 +235,9 @@ def test_closing_a_stream_mid_tool_releases_the_agent_and_keeps_the_transcript_v
 def test_a_hook_failing_before_a_tool_does_not_leave_an_unanswered_tool_use() -> None:
     from elsai.hooks import BeforeToolCallEvent
 
-    model = ScriptedModel([assistant(tool_use("l1", "lookup", LOOKUP_INPUT)), "recovered"])
+    model = ScriptedModel(
+        [assistant(tool_use("l1", "lookup", LOOKUP_INPUT)), "recovered"], record="full"
+    )
     agent = Agent(model=model, tools=[lookup])
     calls = {"audit": 0}
 

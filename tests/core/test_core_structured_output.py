@@ -37,7 +37,9 @@ def so_call(use_id: str, inp: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_correction_round_then_a_validated_instance() -> None:
-    model = ScriptedModel([so_call("s1", {"city": "Oslo", "temp_c": 400}), so_call("s2", VALID)])
+    model = ScriptedModel(
+        [so_call("s1", {"city": "Oslo", "temp_c": 400}), so_call("s2", VALID)], record="full"
+    )
     agent = Agent(model=model)
 
     result = agent("Weather in Oslo?", structured_output_model=Weather)
@@ -57,7 +59,7 @@ def test_correction_round_then_a_validated_instance() -> None:
 
 
 def test_the_internal_tool_is_offered_with_the_model_schema() -> None:
-    model = ScriptedModel([so_call("s1", VALID)])
+    model = ScriptedModel([so_call("s1", VALID)], record="full")
     agent = Agent(model=model, tools=[forecast])
     agent("Weather?", structured_output_model=Weather)
 
@@ -69,7 +71,7 @@ def test_the_internal_tool_is_offered_with_the_model_schema() -> None:
 
 
 def test_missing_field_is_described_in_the_error_result() -> None:
-    model = ScriptedModel([so_call("s1", {"city": "Oslo"}), so_call("s2", VALID)])
+    model = ScriptedModel([so_call("s1", {"city": "Oslo"}), so_call("s2", VALID)], record="full")
     result = Agent(model=model)("Weather?", structured_output_model=Weather)
     [error] = last_request_results(model)
     assert "temp_c" in text_of_result(error) and "required" in text_of_result(error).lower()
@@ -77,7 +79,9 @@ def test_missing_field_is_described_in_the_error_result() -> None:
 
 
 def test_a_text_answer_makes_the_loop_force_the_tool() -> None:
-    model = ScriptedModel(["It is about 4 degrees and cloudy.", so_call("s1", VALID)])
+    model = ScriptedModel(
+        ["It is about 4 degrees and cloudy.", so_call("s1", VALID)], record="full"
+    )
     agent = Agent(model=model)
 
     result = agent("Weather in Oslo?", structured_output_model=Weather)
@@ -94,7 +98,8 @@ def test_a_text_answer_makes_the_loop_force_the_tool() -> None:
 
 def test_ordinary_tools_still_run_before_the_structured_answer() -> None:
     model = ScriptedModel(
-        [assistant(tool_use("f1", "forecast", {"city": "Oslo"})), so_call("s1", VALID)]
+        [assistant(tool_use("f1", "forecast", {"city": "Oslo"})), so_call("s1", VALID)],
+        record="full",
     )
     agent = Agent(model=model, tools=[forecast])
     result = agent("Weather?", structured_output_model=Weather)
@@ -105,7 +110,7 @@ def test_ordinary_tools_still_run_before_the_structured_answer() -> None:
 
 def test_invalid_attempts_beyond_the_budget_raise_structured_output_error() -> None:
     bad = {"city": "Oslo", "temp_c": "warm"}
-    model = ScriptedModel([so_call(f"s{i}", bad) for i in range(5)])
+    model = ScriptedModel([so_call(f"s{i}", bad) for i in range(5)], record="full")
     agent = Agent(model=model, config=AgentConfig(structured_output_retries=2))
 
     with pytest.raises(StructuredOutputError, match=r"Weather.*2 retries"):
@@ -117,7 +122,7 @@ def test_invalid_attempts_beyond_the_budget_raise_structured_output_error() -> N
 
 
 def test_text_answers_beyond_the_budget_raise_structured_output_error() -> None:
-    model = ScriptedModel(["no", "still no", "nope", "never"])
+    model = ScriptedModel(["no", "still no", "nope", "never"], record="full")
     agent = Agent(model=model, config=AgentConfig(structured_output_retries=2))
     with pytest.raises(StructuredOutputError):
         agent("Weather?", structured_output_model=Weather)
@@ -127,13 +132,15 @@ def test_text_answers_beyond_the_budget_raise_structured_output_error() -> None:
 
 def test_budget_counts_text_answers_and_invalid_calls_together() -> None:
     bad = {"city": "Oslo"}
-    model = ScriptedModel(["text", so_call("s1", bad), so_call("s2", VALID)])
+    model = ScriptedModel(["text", so_call("s1", bad), so_call("s2", VALID)], record="full")
     result = Agent(model=model, config=AgentConfig(structured_output_retries=2))(
         "Weather?", structured_output_model=Weather
     )
     assert result.structured_output == Weather(**VALID)
 
-    model = ScriptedModel(["text", so_call("s1", bad), so_call("s2", bad), so_call("s3", VALID)])
+    model = ScriptedModel(
+        ["text", so_call("s1", bad), so_call("s2", bad), so_call("s3", VALID)], record="full"
+    )
     with pytest.raises(StructuredOutputError):
         Agent(model=model, config=AgentConfig(structured_output_retries=2))(
             "Weather?", structured_output_model=Weather
@@ -141,7 +148,7 @@ def test_budget_counts_text_answers_and_invalid_calls_together() -> None:
 
 
 def test_the_agent_is_usable_after_structured_output_and_the_tool_is_gone() -> None:
-    model = ScriptedModel([so_call("s1", VALID), "plain answer"])
+    model = ScriptedModel([so_call("s1", VALID), "plain answer"], record="full")
     agent = Agent(model=model, tools=[forecast])
     agent("Weather?", structured_output_model=Weather)
     result = agent("thanks")
@@ -151,6 +158,6 @@ def test_the_agent_is_usable_after_structured_output_and_the_tool_is_gone() -> N
 
 
 def test_structured_output_model_must_be_a_pydantic_model() -> None:
-    agent = Agent(model=ScriptedModel(["x"]))
+    agent = Agent(model=ScriptedModel(["x"], record="full"))
     with pytest.raises(TypeError, match="BaseModel"):
         agent("hi", structured_output_model=dict)  # type: ignore[arg-type]

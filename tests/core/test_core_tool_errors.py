@@ -55,7 +55,7 @@ class BrokenTool(AgentTool):
 
 
 def run(script: list[Any], tools: list[Any]) -> tuple[Agent, ScriptedModel, Any]:
-    model = ScriptedModel(script)
+    model = ScriptedModel(script, record="full")
     agent = Agent(model=model, tools=tools)
     result = agent("go")
     return agent, model, result
@@ -200,7 +200,7 @@ def test_max_tokens_drops_the_truncated_tool_use() -> None:
 
 def test_max_tokens_with_only_a_tool_use_leaves_a_non_empty_message_and_can_continue() -> None:
     truncated = {**assistant(tool_use("w1", "divide", {"a": 1})), "stopReason": "max_tokens"}
-    model = ScriptedModel([truncated, "continuing"])
+    model = ScriptedModel([truncated, "continuing"], record="full")
     agent = Agent(model=model, tools=[divide])
 
     result = agent("go")

@@ -48,7 +48,7 @@ def test_list_tools_gives_names_descriptions_and_schemas(make_client: Any) -> No
 
 
 def test_agent_build_lists_tools_with_prefix_and_filters(make_client: Any) -> None:
-    model = ScriptedModel(["hello"])
+    model = ScriptedModel(["hello"], record="full")
     client = make_client(prefix="srv_", allow={"echo", "add", "fail"}, deny={"fail"})
     with Agent(model=model, tools=[client]) as agent:
         assert agent.tool_names == ["srv_echo", "srv_add"]
@@ -67,7 +67,7 @@ def test_text_structured_error_and_image_results(make_client: Any) -> None:
         ),
         "done",
     ]
-    with Agent(model=ScriptedModel(script), tools=[make_client()]) as agent:
+    with Agent(model=ScriptedModel(script, record="full"), tools=[make_client()]) as agent:
         result = agent("go")
     assert str(result) == "done"
     got = results_of(agent)
@@ -87,7 +87,9 @@ def test_each_call_carries_the_tool_context_idempotency_key(
         session_manager=FileSessionManager(session_id="s-meta", storage_dir=str(tmp_path / "s")),
     )
     script = [use(("k1", "echo", {"text": "a"}), ("k2", "echo", {"text": "b"})), "done"]
-    with Agent(model=ScriptedModel(script), tools=[make_client()], config=config) as agent:
+    with Agent(
+        model=ScriptedModel(script, record="full"), tools=[make_client()], config=config
+    ) as agent:
         agent("go")
         expected = {
             i: ToolContext(tool_use={"toolUseId": i, "name": "echo", "input": {}}, agent=agent)
@@ -102,7 +104,9 @@ def test_calls_of_one_batch_run_concurrently_and_answer_in_request_order(
     make_client: Any, server_log: Path
 ) -> None:
     calls = [(f"c{n}", "slow", {"seconds": 0.5, "tag": f"t{n}"}) for n in range(3)]
-    with Agent(model=ScriptedModel([use(*calls), "done"]), tools=[make_client()]) as agent:
+    with Agent(
+        model=ScriptedModel([use(*calls), "done"], record="full"), tools=[make_client()]
+    ) as agent:
         agent("go")
     order = [b["toolResult"]["toolUseId"] for b in agent.messages[2]["content"]]
     assert order == ["c0", "c1", "c2"]
@@ -127,7 +131,7 @@ def test_a_call_past_its_timeout_is_an_error_result_and_the_loop_goes_on(
         "done",
     ]
     client = make_client(call_timeout=1.0)
-    with Agent(model=ScriptedModel(script), tools=[client]) as agent:
+    with Agent(model=ScriptedModel(script, record="full"), tools=[client]) as agent:
         assert str(agent("go")) == "done"
     got = results_of(agent)
     assert got["slow1"]["status"] == "error"
@@ -141,7 +145,9 @@ def test_a_stdio_server_killed_mid_call_is_an_error_result_then_reconnects(
     from tests.mcp.conftest import stdio_client
 
     script = [use(("d", "die", {})), use(("e", "echo", {"text": "back"})), "done"]
-    with Agent(model=ScriptedModel(script), tools=[stdio_client(server_log)]) as agent:
+    with Agent(
+        model=ScriptedModel(script, record="full"), tools=[stdio_client(server_log)]
+    ) as agent:
         assert str(agent("go")) == "done"
     got = results_of(agent)
     assert got["d"]["status"] == "error"
@@ -159,7 +165,7 @@ def test_an_http_server_killed_mid_call_is_an_error_result(tmp_path: Path) -> No
     try:
         client = MCPClient.http(f"http://127.0.0.1:{port}/mcp", call_timeout=20)
         script = [use(("d", "die", {})), "done"]
-        with Agent(model=ScriptedModel(script), tools=[client]) as agent:
+        with Agent(model=ScriptedModel(script, record="full"), tools=[client]) as agent:
             assert str(agent("go")) == "done"
         wait_for(lambda: proc.poll() is not None, "the server to be dead")
         got = results_of(agent)["d"]
@@ -174,7 +180,7 @@ def test_garbage_on_the_stdio_stream_does_not_break_the_session(server_log: Path
 
     script = [use(("g", "garbage", {})), use(("e", "echo", {"text": "next"})), "done"]
     client = stdio_client(server_log, call_timeout=10)
-    with Agent(model=ScriptedModel(script), tools=[client]) as agent:
+    with Agent(model=ScriptedModel(script, record="full"), tools=[client]) as agent:
         assert str(agent("go")) == "done"
     got = results_of(agent)
     assert got["g"]["content"] == [{"text": "answered after garbage"}]
@@ -184,6 +190,6 @@ def test_garbage_on_the_stdio_stream_does_not_break_the_session(server_log: Path
 def test_http_headers_reach_the_server(http_url: str) -> None:
     client = MCPClient.http(http_url, headers={"X-Elsai-Test": "secret-123"})
     script = [use(("h", "header", {"name": "x-elsai-test"})), "done"]
-    with Agent(model=ScriptedModel(script), tools=[client]) as agent:
+    with Agent(model=ScriptedModel(script, record="full"), tools=[client]) as agent:
         agent("go")
     assert results_of(agent)["h"]["content"] == [{"text": "secret-123"}]

@@ -53,7 +53,7 @@ def agent(
         else None
     )
     return Agent(
-        model=ScriptedModel(list(responses)),
+        model=ScriptedModel(list(responses), record="full"),
         tools=list(tools),
         system_prompt=system_prompt,
         config=AgentConfig(

@@ -28,7 +28,8 @@ def test_spec_graph_example_dual_layer(tmp_path: Path, monkeypatch: pytest.Monke
 
     researcher = Agent(
         model=ScriptedModel(
-            [tool_call("t1", "get_weather", city="Paris"), "Research note: Sunny, 72F in Paris."]
+            [tool_call("t1", "get_weather", city="Paris"), "Research note: Sunny, 72F in Paris."],
+            record="full",
         ),
         tools=[get_weather],
         system_prompt="Use get_weather when asked about weather. Keep answers short.",
@@ -39,7 +40,7 @@ def test_spec_graph_example_dual_layer(tmp_path: Path, monkeypatch: pytest.Monke
         ),
     )
     writer = Agent(
-        model=ScriptedModel(["Paris is sunny at 72F."]),
+        model=ScriptedModel(["Paris is sunny at 72F."], record="full"),
         system_prompt="Turn the upstream research note into one short sentence.",
         config=AgentConfig(
             agent_id="writer",

@@ -1,0 +1,102 @@
+"""Issue 13 item 1: the overlapped after_tools bookmark write is never lost, nor its error.
+
+A failing background bookmark write fails the invocation at the next write (nothing is written
+after it), or at the end of the invocation when nothing follows; the lease is released anyway.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from elsai import Agent, tool
+from elsai.agent import AgentConfig
+from elsai.checkpoint import CheckpointConfig
+from elsai.models import ScriptedModel
+from elsai.session import FileSessionManager
+from elsai.session.storage.base import StorageBackend, StorageError, StoredObject
+
+
+@tool
+def step(n: int) -> str:
+    """One step.
+
+    Args:
+        n: The step number.
+    """
+    return f"step {n} done"
+
+
+class FailingBookmarks(StorageBackend):
+    """Delegates; the n-th checkpoint.json write raises, and every write is recorded."""
+
+    def __init__(self, inner: StorageBackend, fail_at: int) -> None:
+        self.inner, self.fail_at, self.bookmarks = inner, fail_at, 0
+        self.writes: list[str] = []
+
+    def read(self, key: str) -> StoredObject | None:
+        return self.inner.read(key)
+
+    def list(self, prefix: str) -> list[str]:
+        return self.inner.list(prefix)
+
+    def create(self, key: str, data: bytes) -> str:
+        self.writes.append(key.rsplit("/", 1)[1])
+        return self.inner.create(key, data)
+
+    def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
+        name = key.rsplit("/", 1)[1]
+        if name == "checkpoint.json":
+            self.bookmarks += 1
+            if self.bookmarks == self.fail_at:
+                raise StorageError("injected: the bookmark PUT failed")
+        self.writes.append(name)
+        return self.inner.replace(key, data, expected_version=expected_version)
+
+
+def _use(i: int) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": [{"toolUse": {"toolUseId": f"t{i}", "name": "step", "input": {"n": i}}}],
+    }
+
+
+def _agent(tmp_path: Path, fail_at: int) -> tuple[Agent, FailingBookmarks]:
+    manager = FileSessionManager(session_id="s", storage_dir=str(tmp_path))
+    storage = manager.storage = FailingBookmarks(manager.storage, fail_at)
+    agent = Agent(
+        model=ScriptedModel([_use(0), _use(1), "done"]),
+        tools=[step],
+        config=AgentConfig(
+            agent_id="a",
+            session_manager=manager,
+            checkpoint=CheckpointConfig(position="after_tools"),
+        ),
+    )
+    return agent, storage
+
+
+def test_a_failed_background_bookmark_fails_the_next_write(tmp_path: Path) -> None:
+    agent, storage = _agent(tmp_path, fail_at=1)  # the first after_tools bookmark
+    with pytest.raises(StorageError, match="injected"):
+        agent("go")
+    # prompt, toolUse, toolResult were written; the next reply was not (it waited and failed).
+    messages = [w for w in storage.writes if w.startswith("message_")]
+    assert messages == ["message_0.json", "message_1.json", "message_2.json"]
+    assert not (tmp_path / "session_s/agents/agent_a/checkpoint.json").exists()
+
+
+def test_a_failed_background_bookmark_fails_a_paused_invocation_at_its_end(tmp_path: Path) -> None:
+    agent, storage = _agent(tmp_path, fail_at=1)
+    with pytest.raises(StorageError, match="injected"):
+        agent("go", should_stop=lambda: True)  # pauses right after the first after_tools
+    assert [w for w in storage.writes if w.startswith("message_")] == [
+        "message_0.json",
+        "message_1.json",
+        "message_2.json",
+    ]
+    # The lease was released although the bookmark failed: the same agent can run again.
+    storage.fail_at = 0
+    assert agent("go on").stop_reason == "end_turn"
