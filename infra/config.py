@@ -69,6 +69,8 @@ class ElsaiConfig:
     throttle_retry_max_delay_seconds: int = 300
     max_model_calls: int | None = None  # per job; None = no model-call budget
     slices_per_execution: int | None = None  # None = the largest safe value
+    #: Graph jobs: how many ready nodes run at once (the node Map's MaxConcurrency).
+    max_parallel_nodes: int = 4
 
     def __post_init__(self) -> None:
         if not 1 <= self.function_timeout_seconds <= MAX_LAMBDA_TIMEOUT_SECONDS:
@@ -79,6 +81,10 @@ class ElsaiConfig:
         self._check_deadlines()
         if self.max_slices < 1:
             raise ValueError("maxSlices must be >= 1")
+        if not 1 <= self.max_parallel_nodes <= 40:
+            raise ValueError(
+                f"maxParallelNodes must be 1..40 (the Map's MaxConcurrency), got {self.max_parallel_nodes}"
+            )
         if not 1 <= self.retry_max_attempts <= 20:
             raise ValueError("retryMaxAttempts must be 1..20 (bounded on purpose)")
         if self.interrupt_wait_seconds < 1:
@@ -197,6 +203,7 @@ class ElsaiConfig:
             "throttleRetryMaxDelaySeconds": "throttle_retry_max_delay_seconds",
             "maxModelCalls": "max_model_calls",
             "slicesPerExecution": "slices_per_execution",
+            "maxParallelNodes": "max_parallel_nodes",
         }
         for key, field in ints.items():
             # "" or 0 from the CLI means "unset" for the optional knobs.

@@ -100,6 +100,14 @@ def _barrier(fault: Fault) -> None:
         time.sleep(0.01)
 
 
+def _agents(built: Any) -> list[Agent]:
+    """The agent itself, or every node agent of a Graph (`.executor`) or Swarm."""
+    nodes = getattr(built, "nodes", None)
+    if not isinstance(nodes, dict):
+        return [built]
+    return [getattr(node, "executor", node) for node in nodes.values()]
+
+
 def instrumented_factory(config: AgentConfig) -> Agent:
     fault = Fault.from_env(os.environ.get(FAULT_ENV))
     if fault.raise_message:
@@ -111,7 +119,8 @@ def instrumented_factory(config: AgentConfig) -> Agent:
         if event.selected_tool is not None and not isinstance(event.selected_tool, _TappedTool):
             event.selected_tool = _TappedTool(event.selected_tool, tap)
 
-    agent.hooks.add_callback(BeforeToolCallEvent, wrap)
+    for each in _agents(agent):
+        each.hooks.add_callback(BeforeToolCallEvent, wrap)
     if fault.barrier:
         _barrier(fault)
     return agent
