@@ -63,6 +63,7 @@ class NodeCallView(Protocol):
 
     input: Any
     invocation_id: str
+    invocation_state: dict[str, Any]
     timeout: float | None
     timeout_message: str
     should_stop: Callable[[], bool] | None
@@ -304,7 +305,12 @@ def run_node_slice(
         )
 
     with model_access_guard():
-        result = agent(prompt, invocation_id=invocation_id, should_stop=should_stop)
+        result = agent(
+            prompt,
+            invocation_id=invocation_id,
+            invocation_state=call.invocation_state,  # e.g. the Swarm its handoff tool reports to
+            should_stop=should_stop,
+        )
     return _node_outcome(request, steps, result, call, node_deadline, started)
 
 

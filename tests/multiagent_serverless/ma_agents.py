@@ -116,7 +116,9 @@ def handoff_turn(name: str, to: str, work_first: bool = False) -> Turn:
         if work_first and not done:
             return _call(name, "work", 1, step=f"{name}-1")
         if not any("Handed off" in d or "handed" in d.lower() for d in done):
-            return _call(name, "handoff_to_agent", len(done) + 1, agent_name=to, message=f"{name} says go")
+            return _call(
+                name, "handoff_to_agent", len(done) + 1, agent_name=to, message=f"{name} says go"
+            )
         return f"{name} handed off"
 
     return turn
@@ -124,7 +126,9 @@ def handoff_turn(name: str, to: str, work_first: bool = False) -> Turn:
 
 def _agent(config: AgentConfig, name: str, turn: Turn, tools: list[Any] | None = None) -> Agent:
     model = ScriptedModel([turn] * 200, record=False)
-    return Agent(model=model, tools=tools if tools is not None else [work], config=node_config(config, name))
+    return Agent(
+        model=model, tools=tools if tools is not None else [work], config=node_config(config, name)
+    )
 
 
 def _graph(config: AgentConfig, nodes: dict[str, Agent], edges: list[tuple[str, str]]) -> Any:
@@ -147,7 +151,12 @@ def build_agent(config: AgentConfig) -> Any:
             "writer_b": _agent(config, "writer_b", worker("writer_b", writer_steps)),
             "editor": _agent(config, "editor", editor_turn, tools=[]),
         }
-        edges = [("researcher", "writer_a"), ("researcher", "writer_b"), ("writer_a", "editor"), ("writer_b", "editor")]
+        edges = [
+            ("researcher", "writer_a"),
+            ("researcher", "writer_b"),
+            ("writer_a", "editor"),
+            ("writer_b", "editor"),
+        ]
         return _graph(config, nodes, edges)
     if kind == "graph-fail":
         nodes = {"researcher": _agent(config, "researcher", worker("researcher")),
@@ -164,5 +173,10 @@ def build_agent(config: AgentConfig) -> Any:
             _agent(config, "closer", worker("closer", 1, answer="closed: all done")),
         ]
         assert config.session_manager is not None
-        return Swarm(agents, session_manager=config.session_manager, node_timeout=None, execution_timeout=None)
+        return Swarm(
+            agents,
+            session_manager=config.session_manager,
+            node_timeout=None,
+            execution_timeout=None,
+        )
     raise ValueError(f"no multi-agent test job named {kind!r}")
