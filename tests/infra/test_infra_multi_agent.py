@@ -1,0 +1,67 @@
+"""The Graph/Swarm path of the job machine: Plan → Map(node slice loops) → Fold, read from the template."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.config import ElsaiConfig
+from infra.synth import state_machine_definition
+
+AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
+
+
+@pytest.fixture(scope="module")
+def states(template_dict: dict[str, Any]) -> dict[str, Any]:
+    return dict(state_machine_definition(template_dict, {"AgentFunction": AGENT_ARN})["States"])
+
+
+def _choices(state: dict[str, Any]) -> dict[str, str]:
+    return {c["StringEquals"]: c["Next"] for c in state["Choices"]}
+
+
+def test_plan_map_fold_loop(states: dict[str, Any]) -> None:
+    assert states["StartMultiAgent"]["Next"] == "Plan"
+    assert states["Plan"]["Parameters"]["Payload"]["action"] == "plan"
+    assert _choices(states["PlanRoute"]) == {"run": "Nodes", "completed": "MultiAgentCompleted"}
+    assert states["PlanRoute"]["Default"] == "MultiAgentFailed"
+    assert states["Nodes"]["Next"] == "Fold"
+    assert states["Fold"]["Parameters"]["Payload"]["results.$"] == "$.batch"
+    assert _choices(states["FoldRoute"]) == {
+        "run": "NextBatch",
+        "completed": "MultiAgentCompleted",
+        "interrupted": "WaitForNodeResponses",
+    }
+    assert states["NextBatch"]["Next"] == states["ResumeNodes"]["Next"] == "Plan"
+    assert states["WaitForNodeResponses"]["Resource"].endswith(".waitForTaskToken")
+    failed = states["MultiAgentFailed"]
+    assert failed["Error"] == "MultiAgentFailed" and failed["CausePath"] == "$.plan.Payload.error"
+
+
+def test_the_map_runs_each_ready_node_in_its_own_slice_loop(states: dict[str, Any]) -> None:
+    nodes = states["Nodes"]
+    assert nodes["Type"] == "Map" and nodes["ItemsPath"] == "$.plan.Payload.nodes"
+    assert nodes["MaxConcurrency"] == ElsaiConfig().max_parallel_nodes
+    assert nodes["ItemSelector"]["node.$"] == "$$.Map.Item.Value.node"
+    branch = nodes["ItemProcessor"]["States"]
+    assert set(branch) == {"NodeSlice", "NodeRoute", "NextNodeSlice", "NodeReport", "NodeErrored"}
+    node_slice = branch["NodeSlice"]
+    assert node_slice["Parameters"]["Payload"]["action"] == "node_slice"
+    # the same retry policy as RunSlice: unfixable errors first (unretried), throttling, then crashes
+    assert node_slice["Retry"] == states["RunSlice"]["Retry"]
+    assert node_slice["Catch"] == [
+        {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "NodeErrored"}
+    ]
+    assert _choices(branch["NodeRoute"]) == {"continue": "NextNodeSlice"}
+    assert branch["NextNodeSlice"]["Next"] == "NodeSlice"
+    assert branch["NextNodeSlice"]["Parameters"]["slice.$"] == "States.MathAdd($.slice, 1)"
+    assert branch["NodeReport"]["OutputPath"] == "$.last.Payload"
+    assert branch["NodeErrored"]["Parameters"]["status"] == "failed"
+
+
+def test_max_parallel_nodes_is_a_knob(custom_template_dict: dict[str, Any]) -> None:
+    custom = state_machine_definition(custom_template_dict, {"AgentFunction": AGENT_ARN})
+    assert custom["States"]["Nodes"]["MaxConcurrency"] == 2
+    with pytest.raises(ValueError, match="maxParallelNodes must be 1..40"):
+        ElsaiConfig(max_parallel_nodes=0)
