@@ -8,7 +8,8 @@ then continues here (the single-agent path is untouched):
     Nodes (Map) : one branch per ready node, at most maxParallelNodes at once; a branch is
                   the RunSlice loop for one node:
                     NodeSlice (Retry on Lambda errors: the node resumes from its own
-                    checkpoint) -> NodeRoute: continue -> NextNodeSlice -> NodeSlice;
+                    checkpoint) -> NodeRoute: continue -> NextNodeSlice -> NodeSlice
+                    (after maxSlices slices: NodeSliceBudgetExhausted, the node failed);
                     completed / interrupted / failed -> NodeReport (the branch's output);
                     an error that outlives its retries -> NodeErrored (status "failed")
     Fold        : Lambda {action: fold, batch, results: $.batch} -> $.plan (same shape)
@@ -182,6 +183,7 @@ class MultiAgentStates(Construct):
             result_path="$.batch",
         )
         nodes.item_processor(self._branch())
+        nodes.add_catch(self.step_failed, errors=["States.ALL"], result_path="$.error")
         return nodes
 
     def _branch(self) -> sfn.IChainable:
@@ -234,8 +236,23 @@ class MultiAgentStates(Construct):
             },
         )
         report = sfn.Pass(self, "NodeReport", output_path="$.last.Payload")
+        budget = self._config.max_slices
+        exhausted = sfn.Pass(
+            self,
+            "NodeSliceBudgetExhausted",
+            comment="The node used maxSlices slices without finishing: report it failed.",
+            parameters={"node": _path("$.node"), "status": "failed",
+                        "error": f"the node used its budget of {budget} slices (maxSlices) without finishing"},
+        )  # fmt: skip
         route = sfn.Choice(self, "NodeRoute")
-        route.when(sfn.Condition.string_equals("$.last.Payload.status", "continue"), next_slice)
+        more = sfn.Condition.string_equals("$.last.Payload.status", "continue")
+        route.when(
+            sfn.Condition.and_(
+                more, sfn.Condition.number_greater_than_equals("$.slice", budget - 1)
+            ),
+            exhausted,
+        )
+        route.when(more, next_slice)
         route.otherwise(report)
         next_slice.next(node_slice)
         return node_slice.next(route)

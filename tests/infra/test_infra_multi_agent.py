@@ -45,7 +45,8 @@ def test_the_map_runs_each_ready_node_in_its_own_slice_loop(states: dict[str, An
     assert nodes["MaxConcurrency"] == ElsaiConfig().max_parallel_nodes
     assert nodes["ItemSelector"]["node.$"] == "$$.Map.Item.Value.node"
     branch = nodes["ItemProcessor"]["States"]
-    assert set(branch) == {"NodeSlice", "NodeRoute", "NextNodeSlice", "NodeReport", "NodeErrored"}
+    assert set(branch) == {"NodeSlice", "NodeRoute", "NextNodeSlice", "NodeReport", "NodeErrored",
+                           "NodeSliceBudgetExhausted"}  # fmt: skip
     node_slice = branch["NodeSlice"]
     assert node_slice["Parameters"]["Payload"]["action"] == "node_slice"
     # the same retry policy as RunSlice: unfixable errors first (unretried), throttling, then crashes
@@ -53,7 +54,18 @@ def test_the_map_runs_each_ready_node_in_its_own_slice_loop(states: dict[str, An
     assert node_slice["Catch"] == [
         {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "NodeErrored"}
     ]
-    assert _choices(branch["NodeRoute"]) == {"continue": "NextNodeSlice"}
+    budget, more = branch["NodeRoute"]["Choices"]
+    assert budget["Next"] == "NodeSliceBudgetExhausted"
+    assert budget["And"][1] == {
+        "Variable": "$.slice",
+        "NumericGreaterThanEquals": ElsaiConfig().max_slices - 1,
+    }
+    assert more == {
+        "Variable": "$.last.Payload.status",
+        "StringEquals": "continue",
+        "Next": "NextNodeSlice",
+    }
+    assert branch["NodeRoute"]["Default"] == "NodeReport"
     assert branch["NextNodeSlice"]["Next"] == "NodeSlice"
     assert branch["NextNodeSlice"]["Parameters"]["slice.$"] == "States.MathAdd($.slice, 1)"
     assert branch["NodeReport"]["OutputPath"] == "$.last.Payload"
@@ -63,5 +75,7 @@ def test_the_map_runs_each_ready_node_in_its_own_slice_loop(states: dict[str, An
 def test_max_parallel_nodes_is_a_knob(custom_template_dict: dict[str, Any]) -> None:
     custom = state_machine_definition(custom_template_dict, {"AgentFunction": AGENT_ARN})
     assert custom["States"]["Nodes"]["MaxConcurrency"] == 2
+    branch = custom["States"]["Nodes"]["ItemProcessor"]["States"]
+    assert "budget of 3 slices" in branch["NodeSliceBudgetExhausted"]["Parameters"]["error"]
     with pytest.raises(ValueError, match="maxParallelNodes must be 1..40"):
         ElsaiConfig(max_parallel_nodes=0)

@@ -73,6 +73,7 @@ def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
         "Task",
         "Succeed",
         "Fail",
+        "Map",  # the Graph/Swarm path's node Map (test_infra_multi_agent.py)
     }
     tasks = [s for s in asl["States"].values() if s["Type"] == "Task"]
     lambdas = [t for t in tasks if t["Resource"].startswith("arn:aws:states:::lambda:invoke")]
