@@ -108,12 +108,13 @@ class MultiAgentStates(Construct):
                 "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
             },
         )
-        completed = sfn.Succeed(
+        # A Pass shapes the output: cfn-lint (wrongly) flags OutputPath on a Succeed state.
+        completed = sfn.Pass(
             self,
-            "MultiAgentCompleted",
+            "MultiAgentResult",
             comment="Output = the run's result.",
             output_path="$.plan.Payload",
-        )
+        ).next(sfn.Succeed(self, "MultiAgentCompleted"))
         plan.next(self._route("PlanRoute", nodes, completed, None))
         nodes.next(fold)
         fold.next(self._route("FoldRoute", next_batch, completed, wait))

@@ -24,15 +24,17 @@ def _choices(state: dict[str, Any]) -> dict[str, str]:
 def test_plan_map_fold_loop(states: dict[str, Any]) -> None:
     assert states["StartMultiAgent"]["Next"] == "Plan"
     assert states["Plan"]["Parameters"]["Payload"]["action"] == "plan"
-    assert _choices(states["PlanRoute"]) == {"run": "Nodes", "completed": "MultiAgentCompleted"}
+    assert _choices(states["PlanRoute"]) == {"run": "Nodes", "completed": "MultiAgentResult"}
     assert states["PlanRoute"]["Default"] == "MultiAgentFailed"
     assert states["Nodes"]["Next"] == "Fold"
     assert states["Fold"]["Parameters"]["Payload"]["results.$"] == "$.batch"
     assert _choices(states["FoldRoute"]) == {
         "run": "NextBatch",
-        "completed": "MultiAgentCompleted",
+        "completed": "MultiAgentResult",
         "interrupted": "WaitForNodeResponses",
     }
+    assert states["MultiAgentResult"]["OutputPath"] == "$.plan.Payload"
+    assert states["MultiAgentResult"]["Next"] == "MultiAgentCompleted"
     assert states["NextBatch"]["Next"] == states["ResumeNodes"]["Next"] == "Plan"
     assert states["WaitForNodeResponses"]["Resource"].endswith(".waitForTaskToken")
     failed = states["MultiAgentFailed"]

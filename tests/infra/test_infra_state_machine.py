@@ -19,7 +19,7 @@ AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
 # The Graph/Swarm path (infra/constructs/multi_agent.py); tested in test_infra_multi_agent.py.
 MULTI_AGENT_STATES = {
     "StartMultiAgent", "Plan", "PlanRoute", "Nodes", "Fold", "FoldRoute", "NextBatch",
-    "WaitForNodeResponses", "ResumeNodes", "MultiAgentCompleted", "MultiAgentFailed",
+    "WaitForNodeResponses", "ResumeNodes", "MultiAgentResult", "MultiAgentCompleted", "MultiAgentFailed",
     "MultiAgentStepFailed",
 }  # fmt: skip
 REQUIRED_RETRY_ERRORS = {
