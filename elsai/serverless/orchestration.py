@@ -240,7 +240,9 @@ def plan(request: JobStepRequest, steps: OrchestratorSteps) -> PlanResult:
 
 def fold(request: FoldRequest, steps: OrchestratorSteps) -> PlanResult:
     """Record the batch's node reports; the next batch, or how the run ended."""
-    reports = {str(item["node"]): _report(item) for item in request.results}
+    # in the order the nodes finished (as graph(task) records them); errored branches last
+    finished = sorted(request.results, key=lambda item: float(item.get("ended_at") or "inf"))
+    reports = {str(item["node"]): _report(item) for item in finished}
     return plan_result(steps.kind, steps.fold(request.batch, reports))
 
 
