@@ -6,7 +6,8 @@ the job's shape by the job's agent_id:
 - "graph": researcher -> (writer_a, writer_b in parallel) -> editor;
 - "graph-fail": researcher -> broken (its model always raises);
 - "graph-ask": drafter -> approver (its tool asks a human through an interrupt);
-- "swarm": triage -> specialist -> closer, by two handoffs.
+- "swarm": triage -> specialist -> closer, by two handoffs;
+- "swarm-ask": triage hands off to an approver that asks a human.
 Each tool run appends one line to the ledger named by MA_LEDGER (node, tool, start/end times),
 so tests count side effects across killed and retried processes.
 """
@@ -171,6 +172,18 @@ def build_agent(config: AgentConfig) -> Any:
             _agent(config, "triage", handoff_turn("triage", "specialist")),
             _agent(config, "specialist", handoff_turn("specialist", "closer", work_first=True)),
             _agent(config, "closer", worker("closer", 1, answer="closed: all done")),
+        ]
+        assert config.session_manager is not None
+        return Swarm(
+            agents,
+            session_manager=config.session_manager,
+            node_timeout=None,
+            execution_timeout=None,
+        )
+    if kind == "swarm-ask":
+        agents = [
+            _agent(config, "triage", handoff_turn("triage", "approver")),
+            _agent(config, "approver", approver_turn, tools=[ask_approval]),
         ]
         assert config.session_manager is not None
         return Swarm(

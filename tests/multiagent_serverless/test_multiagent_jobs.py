@@ -227,3 +227,21 @@ def test_an_interrupt_inside_a_node_is_answered_through_the_api(ma: MaStack) -> 
     assert [x["decision"] for x in ma.ledger(job["session_id"]) if x["tool"] == "ask_approval"] == [
         "approve"
     ]
+
+
+def test_an_interrupt_inside_a_swarm_node_is_answered_and_the_swarm_finishes(ma: MaStack) -> None:
+    rt = ma.rt
+    job = rt.start_job("Needs a yes", agent_id="swarm-ask")
+    waiting = rt.wait(job["job_id"], timeout=120)
+
+    assert waiting["status"] == "WAITING_FOR_INPUT", waiting
+    (interrupt,) = waiting["interrupts"]
+    assert interrupt["node"] == "approver"
+    assert waiting["multi_agent"]["current_node"] == "approver"
+    rt.answer(job["job_id"], [{"interruptId": interrupt["id"], "response": "yes"}])
+    final = rt.wait(job["job_id"], timeout=120)
+
+    assert final["status"] == "SUCCEEDED", final
+    assert final["result"]["text"] == "approved: human said yes"
+    assert _node_runs(ma, job["job_id"]) == {"triage": 1, "approver": 2}
+    assert ma.cursor(job["session_id"])["node_history"] == ["triage", "approver", "approver"]
