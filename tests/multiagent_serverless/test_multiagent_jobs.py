@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from conftest import MaStack
+from ma_helpers import MaStack
 
 from elsai.session import keys
 from infra.local import Fault, InvocationInfo
