@@ -110,6 +110,36 @@ def _park(event: dict[str, Any]) -> dict[str, Any]:
     return {"parked": True}
 
 
+@tracer.capture_method
+def _orchestrate(action: str, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Plan / node slice / fold of a Graph or Swarm job (elsai.serverless.orchestration)."""
+    from elsai.serverless import orchestration as steps
+
+    request_type = {
+        "plan": steps.JobStepRequest,
+        "node_slice": steps.NodeSliceRequest,
+        "fold": steps.FoldRequest,
+    }
+    request: Any = request_type[action].model_validate(event)
+    logger.append_keys(execution_id=request.execution_id, job_id=request.job_id,
+                       session_id=request.session_id, node=getattr(request, "node", None))  # fmt: skip
+    factory = load_factory(_factory_path())
+    manager = S3SessionManager(
+        session_id=request.session_id, bucket=_bucket(), prefix=job_storage_prefix(request.job_id)
+    )
+    built = steps.build_steps(request, session_manager=manager, factory=factory, deadline=DEADLINE)
+    if action == "plan":
+        result: Any = steps.plan(request, built)
+    elif action == "fold":
+        result = steps.fold(request, built)
+    else:
+        result = steps.run_node_slice(
+            request, built, remaining_ms=context.get_remaining_time_in_millis, deadline=DEADLINE
+        )
+    logger.info(f"{action} finished", extra={"status": result.status})
+    return result.model_dump()
+
+
 @logger.inject_lambda_context(log_event=False)
 @metrics.log_metrics
 @tracer.capture_lambda_handler
@@ -121,6 +151,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     with job_credentials(job_id, session_id, _bucket()):
         if event.get("action") == "park":
             return _park(event)
+        if event.get("action") in ("plan", "node_slice", "fold"):
+            return _orchestrate(event["action"], event, context)
         return _run(event, context)
 
 

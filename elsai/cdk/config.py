@@ -89,6 +89,8 @@ class ElsaiConfig:
     #: Lambda SnapStart for the agent function (lambdas/README.md, "Cold start and SnapStart"):
     #: a published version + "live" alias, which the state machine then invokes.
     snap_start: bool = False
+    #: Graph jobs: how many ready nodes run at once (the node Map's MaxConcurrency).
+    max_parallel_nodes: int = 4
 
     def __post_init__(self) -> None:
         if not 1 <= self.function_timeout_seconds <= MAX_LAMBDA_TIMEOUT_SECONDS:
@@ -99,6 +101,10 @@ class ElsaiConfig:
         self._check_deadlines()
         if self.max_slices < 1:
             raise ValueError("maxSlices must be >= 1")
+        if not 1 <= self.max_parallel_nodes <= 40:
+            raise ValueError(
+                f"maxParallelNodes must be 1..40 (the Map's MaxConcurrency), got {self.max_parallel_nodes}"
+            )
         if not 1 <= self.retry_max_attempts <= 20:
             raise ValueError("retryMaxAttempts must be 1..20 (bounded on purpose)")
         if self.interrupt_wait_seconds < 1:
@@ -222,6 +228,7 @@ class ElsaiConfig:
             "throttleRetryMaxDelaySeconds": "throttle_retry_max_delay_seconds",
             "maxModelCalls": "max_model_calls",
             "slicesPerExecution": "slices_per_execution",
+            "maxParallelNodes": "max_parallel_nodes",
         }
         for key, field in ints.items():
             # "" or 0 from the CLI means "unset" for the optional knobs.

@@ -11,6 +11,7 @@ Data flow (the execution's state stays a handful of ids and counters, never a tr
                       execution_slices >= slicesPerExecution -> PrepareHandOff
     RunSlice        -> same + last: {Payload: <handler result>}
     RouteOnStatus   : completed -> Completed (Succeed, output = handler result)
+                      orchestrate -> the Graph/Swarm path (elsai/cdk/multi_agent.py)
                       continue  -> NextSlice   (prompt/interrupt_responses null, counters+1)
                       interrupted -> WaitForResponses (task token parked in S3)
                                      -> ResumeSlice (interrupt_responses from the answer)
@@ -26,6 +27,7 @@ The hand-off exists because a Standard execution holds at most 25,000 history ev
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import aws_cdk as cdk
@@ -38,6 +40,7 @@ from constructs import Construct
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.function import retention
 from elsai.cdk.handoff import HAND_OFF_RETRYABLE_ERRORS, JSON_NULL, hand_off
+from elsai.cdk.multi_agent import MultiAgentStates
 
 # Errors a slice is retried on. Lambda.Unknown is what a hard timeout/crash of the
 # function surfaces as; Sandbox.Timedout / Runtime.ExitError are the newer names for
@@ -107,6 +110,7 @@ class AgentStateMachine(Construct):
         super().__init__(scope, construct_id)
         self.state_machine_name = state_machine_name
         self._config = config
+        self._agent_function = agent_function
         self._fail_states()
         run_slice = self._run_slice(agent_function)
         wait = self._wait_for_responses(agent_function)
@@ -182,6 +186,12 @@ class AgentStateMachine(Construct):
             jitter_strategy=sfn.JitterType.FULL,
         )
 
+    def _retry_task(self, task: Any, errors: tuple[str, ...] = RETRYABLE_ERRORS) -> None:
+        if errors is RETRYABLE_ERRORS:  # a slice: errors no retry can fix go first, unretried
+            task.add_retry(errors=list(NON_RETRYABLE_ERRORS), max_attempts=0)
+        self._retry_throttled(task)
+        self._retry(task, errors)
+
     def _run_slice(self, agent_function: lambda_.IFunction) -> tasks.LambdaInvoke:
         run_slice = tasks.LambdaInvoke(
             self,
@@ -207,9 +217,7 @@ class AgentStateMachine(Construct):
                 cdk.Duration.seconds(self._config.task_timeout_seconds)
             ),
         )
-        run_slice.add_retry(errors=list(NON_RETRYABLE_ERRORS), max_attempts=0)
-        self._retry_throttled(run_slice)
-        self._retry(run_slice, RETRYABLE_ERRORS)
+        self._retry_task(run_slice)
         run_slice.add_catch(
             self.fails["SliceTimedOut"], errors=["States.Timeout"], result_path="$.error"
         )
@@ -239,8 +247,7 @@ class AgentStateMachine(Construct):
                 cdk.Duration.seconds(self._config.interrupt_wait_seconds)
             ),
         )
-        self._retry_throttled(wait)
-        self._retry(wait, PARK_RETRYABLE_ERRORS)
+        self._retry_task(wait, PARK_RETRYABLE_ERRORS)
         wait.add_catch(
             self.fails["InterruptWaitTimedOut"], errors=["States.Timeout"], result_path="$.error"
         )
@@ -350,8 +357,13 @@ class AgentStateMachine(Construct):
         route.when(sfn.Condition.string_equals(status, "completed"), completed)
         route.when(sfn.Condition.string_equals(status, "continue"), next_slice)
         route.when(sfn.Condition.string_equals(status, "interrupted"), wait)
+        route.when(sfn.Condition.string_equals(status, "orchestrate"), self._multi_agent())
         route.otherwise(self.fails["UnknownSliceStatus"])
         run_slice.next(route)
+
+    def _multi_agent(self) -> sfn.IChainable:
+        """Graph / Swarm jobs: Plan → Map over ready nodes → Fold (constructs/multi_agent.py)."""
+        return MultiAgentStates(self, "MultiAgent", agent_function=self._agent_function, config=self._config, retry_slice=self._retry_task, retry_park=functools.partial(self._retry_task, errors=PARK_RETRYABLE_ERRORS)).start  # fmt: skip
 
     def _hand_off(self) -> sfn.IChainable:
         return hand_off(

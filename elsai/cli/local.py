@@ -29,6 +29,7 @@ from elsai.cli.local_answers import (
     print_waiting,
     run_to_end,
 )
+from elsai.cli.local_graph import add_example_option, run_example
 from elsai.cli.render import Style
 
 DEFAULT_PROMPT = "Process orders 1, 2 and 3"
@@ -107,6 +108,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print one JSON summary instead of live progress"
     )
     run.add_argument("--no-color", action="store_true", help="never colour (also: NO_COLOR env)")
+    add_example_option(run)  # --example graph (elsai/cli/local_graph.py)
 
 
 def _add_agent_options(run: argparse.ArgumentParser) -> None:
@@ -220,6 +222,8 @@ def _run(args: argparse.Namespace) -> int:
     prepared = _prepare(args)
     if isinstance(prepared, int):
         return prepared
+    if args.example:
+        return run_example(args, prepared)
     root, pythonpath, answers, local = prepared
     LocalRuntime, kill_in_job_tool = local.LocalRuntime, local.kill_in_job_tool  # noqa: N806
     credentials = _bedrock_credentials() if args.model == "bedrock" else None

@@ -221,6 +221,15 @@ class MultiAgentBase(abc.ABC):
         passes one to a nested orchestrator for the same reason it passes one to agents.
         """
 
+    def as_steps(self) -> Any:
+        """This orchestrator's run as plan / node_call / fold steps (`elsai.multiagent.steps`).
+
+        How an engine that runs each node elsewhere (the serverless runtime) drives it.
+        """
+        from elsai.multiagent.steps import steps_for
+
+        return steps_for(self)
+
     @contextmanager
     def _exclusive(self, kind: str, lock: threading.Lock, kwargs: dict[str, Any]) -> Iterator[None]:
         """Guard one `invoke_async` of a `kind` orchestrator: known arguments, one run at a time."""

@@ -249,6 +249,10 @@ class CursorStore:
             )
         return record
 
+    def created_at(self, run_id: str) -> str:
+        """When run `run_id` started (as loaded from its cursor), or "" if unknown."""
+        return self._created_at.get(run_id, "")
+
     def save(self, record: CursorRecord) -> None:
         """Write the cursor, conditionally on the version last read (a second writer fails loudly)."""
         if self.manager is None:

@@ -15,6 +15,7 @@ from elsai.serverless.deadline import (
     stop_margin_seconds,
 )
 from elsai.serverless.factory import load_factory
+from elsai.serverless.orchestration import node_config
 from elsai.serverless.parked import ParkedTaskToken, park_task_token, read_parked_token
 from elsai.serverless.slice import SliceRequest, SliceResult, run_slice
 
@@ -26,6 +27,7 @@ __all__ = [
     "SliceResult",
     "load_factory",
     "min_function_timeout_seconds",
+    "node_config",
     "park_task_token",
     "read_parked_token",
     "run_slice",

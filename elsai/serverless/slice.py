@@ -20,6 +20,7 @@ from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
+from elsai.serverless.orchestration import is_orchestrator
 from elsai.serverless.parked import park_task_token
 from elsai.session import keys
 from elsai.session.manager import SessionManager
@@ -49,9 +50,13 @@ class SliceRequest(BaseModel):
 
 
 class SliceResult(BaseModel):
-    """The small status the state machine branches on (completed, continue, interrupted)."""
+    """The small status the state machine branches on (completed, continue, interrupted).
 
-    status: Literal["completed", "continue", "interrupted"]
+    "orchestrate": the factory built a Graph or Swarm; the state machine runs it as
+    Plan → Map(node slices) → Fold (`elsai.serverless.orchestration`), `text` names its kind.
+    """
+
+    status: Literal["completed", "continue", "interrupted", "orchestrate"]
     stop_reason: str
     text: str = ""
     interrupts: list[dict[str, Any]] = Field(default_factory=list)
@@ -89,6 +94,11 @@ def run_slice(
         hooks=[*policy.hooks(), *([tracing] if tracing is not None else [])],
     )
     agent = factory(config)
+    if is_orchestrator(agent):
+        kind = type(agent).__name__.lower()  # "graph" | "swarm"
+        return SliceResult(
+            status="orchestrate", stop_reason="orchestrate", text=kind, slice=request.slice
+        )
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
         raise AgentFactoryError(
             "the agent factory must build the Agent with the AgentConfig it was given "

@@ -36,9 +36,12 @@ class LocalEvent:
 
     def line(self) -> str:
         """One readable line, e.g. `[slice 0 #2] resumed from after_model`."""
-        where = ""
-        if self.slice is not None:
-            where = f"slice {self.slice}" + (f" #{self.attempt}" if self.attempt else "")
+        where, step, node = "", self.data.get("step"), self.data.get("node")
+        if step:  # a multi-agent job's plan / fold step
+            where = str(step) + (f" #{self.attempt}" if self.attempt else "")
+        elif self.slice is not None:
+            where = (f"{node} " if node else "") + f"slice {self.slice}"
+            where += f" #{self.attempt}" if self.attempt else ""
         label = KINDS.get(self.kind, self.kind)
         return f"{label:>6}  {('[' + where + '] ') if where else ''}{self.message}"
 

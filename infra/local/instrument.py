@@ -113,6 +113,14 @@ def _kill_later(seconds: float) -> None:
     timer.start()
 
 
+def _agents(built: Any) -> list[Agent]:
+    """The agent itself, or every node agent of a Graph (`.executor`) or Swarm."""
+    nodes = getattr(built, "nodes", None)
+    if not isinstance(nodes, dict):
+        return [built]
+    return [getattr(node, "executor", node) for node in nodes.values()]
+
+
 def instrumented_factory(config: AgentConfig) -> Agent:
     fault = Fault.from_env(os.environ.get(FAULT_ENV))
     if fault.raise_message:
@@ -124,7 +132,8 @@ def instrumented_factory(config: AgentConfig) -> Agent:
         if event.selected_tool is not None and not isinstance(event.selected_tool, _TappedTool):
             event.selected_tool = _TappedTool(event.selected_tool, tap)
 
-    agent.hooks.add_callback(BeforeToolCallEvent, wrap)
+    for each in _agents(agent):
+        each.hooks.add_callback(BeforeToolCallEvent, wrap)
     if fault.kill_after_seconds is not None:
         _kill_later(fault.kill_after_seconds)
     if fault.barrier:

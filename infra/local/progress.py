@@ -37,6 +37,10 @@ class Progress:
         record: InvocationRecord | None = None,
         **data: Any,
     ) -> None:
+        if record is not None and record.info.action == "node_slice":
+            data.setdefault("node", record.info.agent_id)  # a Graph/Swarm node's own slice
+        elif record is not None and record.info.action in ("plan", "fold"):
+            data.setdefault("step", record.info.action)
         event = LocalEvent(
             kind,
             job_id,

@@ -330,17 +330,18 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
 
     def _info(self, event: dict[str, Any]) -> InvocationInfo:
         job_id, action = str(event.get("job_id", "?")), str(event.get("action", "run_slice"))
+        node = event.get("node")  # a Graph/Swarm node slice: attempts count per node
         with self._lock:
             if action == "run_slice":
                 self._last_slice[job_id] = int(event.get("slice", 0))
-            slice_no = self._last_slice.get(job_id, 0)
-            key = (job_id, action, slice_no)
+            slice_no = int(event.get("slice", 0)) if node else self._last_slice.get(job_id, 0)
+            key = (job_id, f"{action}:{node}" if node else action, slice_no)
             self._attempts[key] = attempt = self._attempts.get(key, 0) + 1
         runs = sum(1 for line in self.ledger() if line.get("job_id") == job_id)
         return InvocationInfo(
             job_id,
             str(event.get("session_id", "")),
-            str(event.get("agent_id", "")),
+            str(node or event.get("agent_id", "")),
             action,
             slice_no,
             attempt,
@@ -363,7 +364,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             "ELSAI_LOCAL_FUNCTION_NAME": AGENT_FUNCTION, "ELSAI_LOCAL_TIMEOUT_MS": str(int(timeout_s * 1000)),
             "ELSAI_LOCAL_MEMORY_MB": str(self.memory_mb), "ELSAI_LOCAL_REQUEST_ID": record.request_id,
             "ELSAI_LOCAL_LEDGER": str(self.ledger_path), FAULT_ENV: record.fault.to_env() if record.fault else "",
-            "ELSAI_LOCAL_INVOCATION": json.dumps({"job_id": record.info.job_id, "slice": record.info.slice, "attempt": record.info.attempt}),
+            "ELSAI_LOCAL_INVOCATION": json.dumps({"job_id": record.info.job_id, "slice": record.info.slice, "attempt": record.info.attempt, "agent_id": record.info.agent_id, "action": record.info.action}),
             "PYTHONPATH": self._child_pythonpath(),
             "PYTHONUNBUFFERED": "1",
         })  # fmt: skip

@@ -94,10 +94,22 @@ def function_environment(
 def fast_retries(definition: dict[str, Any]) -> dict[str, Any]:
     """Same Retry shape, 1 s waits: only the timing knobs change (for tests and quick demos)."""
     definition = copy.deepcopy(definition)
-    for state in definition["States"].values():
+    _shorten_retries(definition)
+    return definition
+
+
+def _shorten_retries(machine: dict[str, Any]) -> None:
+    """In place, nested machines too (a Map's ItemProcessor, a Parallel's Branches)."""
+    for state in machine["States"].values():
         for retrier in state.get("Retry", []):
             if "IntervalSeconds" in retrier:
                 retrier["IntervalSeconds"] = 1
                 retrier["BackoffRate"] = 1.0
                 retrier["MaxDelaySeconds"] = 1
-    return definition
+        for inner in [
+            state.get("ItemProcessor"),
+            state.get("Iterator"),
+            *state.get("Branches", []),
+        ]:
+            if isinstance(inner, dict) and "States" in inner:
+                _shorten_retries(inner)

@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 
 from elsai.serverless import ParkedTaskToken, executions, limits, read_parked_token
 from elsai.serverless.answers import InterruptAlreadyAnsweredError, claim_answer
+from elsai.serverless.node_status import node_status
 from jobs_api import aws
 from jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
 
@@ -134,6 +135,10 @@ def describe_job(job_id: str) -> dict[str, Any]:
     chain = _chain(job_id)
     out = executions.job_view(job_id, chain)
     out["status"] = public_status(chain.current, job_id)
+    if out.get("session_id"):  # a Graph/Swarm job: each node's status (from multi_agent.json)
+        multi_agent = node_status(aws.storage(), str(out["session_id"]))
+        if multi_agent is not None:
+            out["multi_agent"] = multi_agent
     if out["status"] == "RUNNING":
         parked = read_parked_token(aws.storage(), job_id)
         if parked is not None and _waiting_on(chain.current["executionArn"], parked):

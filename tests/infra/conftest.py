@@ -45,6 +45,7 @@ CUSTOM_CONTEXT: dict[str, Any] = {
     "maxSlices": 3,
     "maxModelCalls": 4,
     "maxConcurrentSlices": 5,
+    "maxParallelNodes": 2,
     "interruptWaitSeconds": 2,
     "functionTimeoutSeconds": "300",  # CLI -c values arrive as strings
     "modelId": "amazon.nova-pro-v1:0",

@@ -16,6 +16,12 @@ from elsai.cdk.state_machine import (
 from infra.synth import state_machine_definition, state_machine_logical_id
 
 AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
+# The Graph/Swarm path (elsai/cdk/multi_agent.py); tested in test_infra_multi_agent.py.
+MULTI_AGENT_STATES = {
+    "StartMultiAgent", "Plan", "PlanRoute", "Nodes", "Fold", "FoldRoute", "NextBatch",
+    "WaitForNodeResponses", "ResumeNodes", "MultiAgentResult", "MultiAgentCompleted", "MultiAgentFailed",
+    "MultiAgentStepFailed",
+}  # fmt: skip
 REQUIRED_RETRY_ERRORS = {
     "Lambda.ServiceException",
     "Lambda.AWSLambdaException",
@@ -67,6 +73,7 @@ def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
         "Task",
         "Succeed",
         "Fail",
+        "Map",  # the Graph/Swarm path's node Map (test_infra_multi_agent.py)
     }
     tasks = [s for s in asl["States"].values() if s["Type"] == "Task"]
     lambdas = [t for t in tasks if t["Resource"].startswith("arn:aws:states:::lambda:invoke")]
@@ -88,7 +95,7 @@ def test_state_names(states: dict[str, Any]) -> None:
         "WaitForResponses", "ResumeSlice", "Completed", "JobFailed", "SliceTimedOut",
         "InterruptWaitTimedOut", "SliceBudgetExhausted", "UnknownSliceStatus",
         "StartOrContinue", "Continue", "PrepareHandOff", "HandOff", "HandedOff", "Continued",
-    }  # fmt: skip
+    } | MULTI_AGENT_STATES  # fmt: skip
 
 
 def test_run_slice_payload_result_and_timeout(states: dict[str, Any]) -> None:
@@ -156,6 +163,7 @@ def test_route_on_status(states: dict[str, Any]) -> None:
         "completed": "Completed",
         "continue": "NextSlice",
         "interrupted": "WaitForResponses",
+        "orchestrate": "StartMultiAgent",  # a Graph/Swarm job (test_infra_multi_agent.py)
     }
     assert all(c["Variable"] == "$.last.Payload.status" for c in route["Choices"])
     assert route["Default"] == "UnknownSliceStatus"
@@ -241,8 +249,25 @@ def test_payloads_carry_pointers_not_transcripts(asl: dict[str, Any]) -> None:
     # Everything the machine moves is addressed by these paths; no message bodies.
     # ($.Payload is the Lambda response inside RunSlice's ResultSelector.)
     paths = {s for s in _walk_strings(asl) if s.startswith("$.") and s != "$.Payload"}
-    allowed_roots = {"job_id", "session_id", "agent_id", "prompt", "interrupt_responses",
-                     "slice", "last", "answer", "error", "model_calls", "execution_slices",
-                     "execution_index", "handoff", "continued"}  # fmt: skip
+    allowed_roots = {
+        "job_id",
+        "session_id",
+        "agent_id",
+        "prompt",
+        "interrupt_responses",
+        "slice",
+        "last",
+        "answer",
+        "error",
+        "model_calls",
+        "execution_slices",
+        "execution_index",
+        "handoff",
+        "continued",
+        "plan",
+        "batch",
+        "node",
+        "started_at",
+    }  # fmt: skip (the last: Graph/Swarm jobs)
     assert {p[2:].split(".")[0] for p in paths} <= allowed_roots
     assert len(json.dumps(asl)) < 24_000

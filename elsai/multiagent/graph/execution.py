@@ -54,27 +54,33 @@ class GraphExecution:
 
     async def run(self) -> None:
         """Run batches of ready nodes until none are left or the run stops."""
-        state, config = self.state, self.graph.config
+        state = self.state
         if not state.next_nodes:
-            self._select_next()  # a resumed run that stopped between batches
+            self.select_next()  # a resumed run that stopped between batches
             if not state.next_nodes:
                 return self._stop(Status.COMPLETED, None)
         while state.next_nodes:
             batch = dict(state.next_nodes)
-            limit = config.max_node_executions
-            if limit is not None and state.execution_count + len(batch) > limit:
-                state.resumable = False
-                return self._stop(
-                    Status.FAILED,
-                    f"graph {self.graph.id!r} reached max_node_executions={limit} "
-                    f"({state.execution_count} executions so far; next: {', '.join(batch)})",
-                )
+            error = self.limit_error(batch)
+            if error is not None:
+                return self._stop(Status.FAILED, error)
             if self.deadline is not None and time.perf_counter() >= self.deadline:
-                return self._stop(Status.FAILED, self._timeout_message())
+                return self._stop(Status.FAILED, self.timeout_message())
             await self._run_batch(batch)
             if state.status != Status.EXECUTING:
                 return None
         return None
+
+    def limit_error(self, batch: dict[str, list[str]]) -> str | None:
+        """Why `batch` may not start (max_node_executions), or None; a limit ends the run for good."""
+        limit = self.graph.config.max_node_executions
+        if limit is None or self.state.execution_count + len(batch) <= limit:
+            return None
+        self.state.resumable = False
+        return (
+            f"graph {self.graph.id!r} reached max_node_executions={limit} "
+            f"({self.state.execution_count} executions so far; next: {', '.join(batch)})"
+        )
 
     def _stop(self, status: Status, error: str | None) -> None:
         self.state.status, self.state.error = status, error
@@ -82,12 +88,13 @@ class GraphExecution:
             logger.error("%s", error)
         self.store.save(self.graph.cursor_of(self.state))
 
-    def _timeout_message(self) -> str:
+    def timeout_message(self) -> str:
+        """The error of a run that ran out of its execution_timeout."""
         return f"graph {self.graph.id!r} execution timed out after {self.graph.config.execution_timeout}s (execution_timeout)"
 
     async def _run_batch(self, batch: dict[str, list[str]]) -> None:
         tasks = {
-            name: asyncio.ensure_future(run_node(self._call(name, sources)))
+            name: asyncio.ensure_future(run_node(self.node_call(name, sources)))
             for name, sources in batch.items()
         }
         pending = set(tasks.values())
@@ -97,16 +104,17 @@ class GraphExecution:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for name, task in tasks.items():
                     if task in done:
-                        outcomes[name] = self._record(name, task.result())
+                        outcomes[name] = self.record(name, task.result())
                 if not pending:
-                    self._finish_batch(outcomes)
+                    self.finish_batch(outcomes)
                 self.store.save(self.graph.cursor_of(self.state))
         except BaseException:
             for task in pending:
                 task.cancel()
             raise
 
-    def _call(self, name: str, sources: list[str]) -> NodeCall:
+    def node_call(self, name: str, sources: list[str]) -> NodeCall:
+        """How to invoke node `name` now: its input, invocation id and time budget."""
         state, graph = self.state, self.graph
         executor = graph.nodes[name].executor
         count = state.node_executions.get(name, 0)
@@ -154,10 +162,10 @@ class GraphExecution:
             return node_timeout, message
         remaining = max(self.deadline - time.perf_counter(), 0.001)
         if node_timeout is None or remaining < node_timeout:
-            return remaining, f"{self._timeout_message()} while node {name!r} was running"
+            return remaining, f"{self.timeout_message()} while node {name!r} was running"
         return node_timeout, message
 
-    def _record(self, name: str, result: NodeResult) -> Status:
+    def record(self, name: str, result: NodeResult) -> Status:
         """Fold one finished node execution into the state; fire its edges if it completed."""
         state = self.state
         state.results[name] = result
@@ -194,7 +202,7 @@ class GraphExecution:
                 sources.append(name)
         return Status.COMPLETED
 
-    def _finish_batch(self, outcomes: dict[str, Status]) -> None:
+    def finish_batch(self, outcomes: dict[str, Status]) -> None:
         """After the last node of a batch: stop (failed / interrupted / paused) or pick the next batch."""
         state = self.state
         for status in _STOPS:
@@ -204,11 +212,12 @@ class GraphExecution:
                 if state.error:
                     logger.error("graph %r failed: %s", self.graph.id, state.error)
                 return
-        self._select_next()
+        self.select_next()
         if not state.next_nodes:
             state.status = Status.COMPLETED
 
-    def _select_next(self) -> None:
+    def select_next(self) -> None:
+        """Move the triggered nodes that may run now into `next_nodes`."""
         state = self.state
         for name in self.graph.topology.select_ready(state.triggers):
             state.next_nodes[name] = state.triggers.pop(name)

@@ -207,6 +207,10 @@ class Graph(MultiAgentBase):
             keep_live_results(state.results, self.state.results)
         return state
 
+    def result_of(self, state: GraphState) -> GraphResult:
+        """The result `state` stands for (its output nodes' answers), as a call would return it."""
+        return self._result(state, 0.0, True)
+
     def _result(self, state: GraphState, seconds: float, resumed: bool) -> GraphResult:
         sinks = self.topology.sinks()
         outputs = [n for n in state.completed_nodes if n in sinks]

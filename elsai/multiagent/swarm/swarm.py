@@ -178,11 +178,11 @@ class Swarm(MultiAgentBase):
                 )
                 break
             if deadline is not None and time.perf_counter() >= deadline:
-                self._stop(state, store, self._timeout_message())
+                self._stop(state, store, self.timeout_message())
                 break
             result, handoff = await self._run_current(state, invocation_state, answers, deadline)
             answers = None
-            self._record(state, result, handoff)
+            self.record(state, result, handoff)
             if state.status == Status.EXECUTING and handoff is None:
                 state.status = result.status
             store.save(state.to_cursor(self.id))
@@ -194,38 +194,58 @@ class Swarm(MultiAgentBase):
         answers: Task | None,
         deadline: float | None,
     ) -> tuple[NodeResult, Handoff | None]:
+        call, recorded = self.prepare_node(state, invocation_state, answers, deadline)
+        if call is None:
+            return restored_node_result(self.nodes[state.current_node]), recorded
+        result = await run_node(call)
+        return result, self.node_handoff(state, result)
+
+    def node_base_id(self, state: SwarmState) -> str:
+        """The invocation id of the current node's execution ("<swarm>:<run>:<node>:<n>")."""
+        return f"{self.id}:{state.run_id}:{state.current_node}:{state.completed_steps + 1}"
+
+    def prepare_node(
+        self,
+        state: SwarmState,
+        invocation_state: dict[str, Any],
+        answers: Task | None,
+        deadline: float | None,
+    ) -> tuple[NodeCall | None, Handoff | None]:
+        """How to invoke the current node; (None, handoff) if it already handed off (not re-run)."""
         name = state.current_node
         agent = self.nodes[name]
-        base_id = f"{self.id}:{state.run_id}:{name}:{state.completed_steps + 1}"
+        base_id = self.node_base_id(state)
         if answers is None:
             recorded = Handoff.from_state(agent, base_id)
             if recorded is not None:
-                return _restored_result(agent), recorded
+                return None, recorded
         node_input, invocation_id = self._node_input(state, answers, base_id)
         timeout, message = self._node_timeout(name, deadline)
-        result = await run_node(
-            NodeCall(
-                name=name,
-                executor=agent,
-                input=node_input,
-                invocation_id=invocation_id,
-                invocation_state={
-                    **invocation_state,
-                    "swarm": self,
-                    "swarm_invocation_id": base_id,
-                    "node_name": name,
-                },
-                timeout=timeout,
-                timeout_message=message,
-                should_stop=lambda: Handoff.from_state(agent, base_id) is not None,
-            )
+        call = NodeCall(
+            name=name,
+            executor=agent,
+            input=node_input,
+            invocation_id=invocation_id,
+            invocation_state={
+                **invocation_state,
+                "swarm": self,
+                "swarm_invocation_id": base_id,
+                "node_name": name,
+            },
+            timeout=timeout,
+            timeout_message=message,
+            should_stop=lambda: Handoff.from_state(agent, base_id) is not None,
         )
+        return call, None
+
+    def node_handoff(self, state: SwarmState, result: NodeResult) -> Handoff | None:
+        """The handoff the current node made in this execution; its pause then counts as completion."""
         handoff = None
         if result.status in (Status.COMPLETED, Status.PAUSED):
-            handoff = Handoff.from_state(agent, base_id)
+            handoff = Handoff.from_state(self.nodes[state.current_node], self.node_base_id(state))
         if handoff is not None:
             result.status = Status.COMPLETED  # the pause that ended its turn was the handoff
-        return result, handoff
+        return handoff
 
     def _node_input(
         self, state: SwarmState, answers: Task | None, base_id: str
@@ -245,7 +265,7 @@ class Swarm(MultiAgentBase):
             remaining = max(deadline - time.perf_counter(), 0.001)
             if timeout is None or remaining < timeout:
                 timeout = remaining
-                message = f"{self._timeout_message()} while node {name!r} was running"
+                message = f"{self.timeout_message()} while node {name!r} was running"
         return timeout, message
 
     def _input(self, state: SwarmState) -> Task:
@@ -263,7 +283,8 @@ class Swarm(MultiAgentBase):
         parts.append("Agents so far: " + " -> ".join(state.node_history))
         return compose_input("\n\n".join(parts), state.task)
 
-    def _record(self, state: SwarmState, result: NodeResult, handoff: Handoff | None) -> None:
+    def record(self, state: SwarmState, result: NodeResult, handoff: Handoff | None) -> None:
+        """Fold the current node's execution into `state`: failure, interrupt, or its handoff."""
         name = state.current_node
         state.results[name] = result
         state.execution_count += 1
@@ -312,7 +333,8 @@ class Swarm(MultiAgentBase):
         logger.error("%s", error)
         store.save(state.to_cursor(self.id))
 
-    def _timeout_message(self) -> str:
+    def timeout_message(self) -> str:
+        """The error of a run that ran out of its execution_timeout."""
         return f"swarm {self.id!r} execution timed out after {self.execution_timeout}s (execution_timeout)"
 
     def _result(self, state: SwarmState, seconds: float, resumed: bool) -> SwarmResult:
@@ -341,7 +363,7 @@ class Swarm(MultiAgentBase):
         return f"Swarm(id={self.id!r}, nodes={list(self.nodes)}, entry_point={self.entry_point!r})"
 
 
-def _restored_result(agent: Agent) -> NodeResult:
+def restored_node_result(agent: Agent) -> NodeResult:
     """The stored last answer of a node that handed off before a crash the cursor missed.
 
     The node is not re-run: its recorded handoff is taken as is.

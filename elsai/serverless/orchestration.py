@@ -1,0 +1,376 @@
+"""Multi-agent jobs: the factory built a Graph or a Swarm, and Step Functions schedules its nodes.
+
+The first RunSlice of a job finds an orchestrator instead of an Agent and reports status
+"orchestrate"; the state machine then loops Plan → Map(node slices) → Fold:
+
+- `plan`: starts (or continues) the run in multi_agent.json and names the ready nodes;
+- `run_node_slice`: one Lambda slice of one node: the node's agent is rebuilt from S3, acts
+  on its own bookmark and stops at a boundary before the deadline ("continue"), on an
+  interrupt ("interrupted"), or when its execution ends ("completed");
+- `fold`: records the batch's reports in multi_agent.json (conditional write), evaluates
+  the edges and names the next batch, or the end.
+
+The Graph/Swarm semantics stay in `elsai.multiagent`: this module reaches them only through
+the orchestrator's `as_steps()` (this layer does not import that package). Payloads carry
+names, statuses and counters; answers are read from the session.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from elsai.agent.agent import Agent
+from elsai.agent.config import AgentConfig
+from elsai.checkpoint.config import CheckpointConfig
+from elsai.errors import AgentFactoryError
+from elsai.interrupt.model import interrupt_dict
+from elsai.serverless.deadline import DeadlinePolicy
+from elsai.serverless.errors import checked_interrupts, model_access_guard
+from elsai.serverless.factory import AgentFactory
+from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
+from elsai.session import keys
+from elsai.session.manager import SessionManager
+
+RunStatus = Literal["run", "completed", "failed", "interrupted"]
+_RUN_STATUS: dict[str, RunStatus] = {
+    "executing": "run",
+    "completed": "completed",
+    "failed": "failed",
+    "interrupted": "interrupted",
+    "paused": "run",
+}
+
+
+class OutcomeView(Protocol):
+    """What a plan or fold step decided (`elsai.multiagent.steps.StepOutcome`)."""
+
+    status: str
+    nodes: list[str]
+    batch: int
+    error: str | None
+    text: str
+    interrupts: list[dict[str, Any]]
+    node_status: dict[str, str]
+
+
+class NodeCallView(Protocol):
+    """How to invoke one node (`elsai.multiagent.invoke.NodeCall`)."""
+
+    input: Any
+    invocation_id: str
+    invocation_state: dict[str, Any]
+    timeout: float | None
+    timeout_message: str
+    should_stop: Callable[[], bool] | None
+
+
+class OrchestratorSteps(Protocol):
+    """A Graph's or Swarm's run as steps (`MultiAgentBase.as_steps()`)."""
+
+    kind: str
+
+    def plan(self, task: Any, invocation_id: str) -> OutcomeView:
+        """Start or continue the run keyed by `invocation_id`; the nodes to run now."""
+        ...
+
+    def node_agent(self, name: str) -> Agent:
+        """The Agent of node `name`."""
+        ...
+
+    def node_call(
+        self, name: str, answers: Any = None, node_started_at: float | None = None
+    ) -> NodeCallView | None:
+        """How to invoke node `name` now (None: it already finished and is not re-run)."""
+        ...
+
+    def handed_off(self, name: str) -> bool:
+        """Whether node `name` ended its turn with a handoff (Swarm)."""
+        ...
+
+    def fold(self, batch: int, reports: dict[str, dict[str, Any]]) -> OutcomeView:
+        """Record the batch's node reports; the next batch or the end."""
+        ...
+
+
+def is_orchestrator(built: Any) -> bool:
+    """Whether the factory built a Graph or Swarm (anything offering `as_steps()`)."""
+    return callable(getattr(built, "as_steps", None)) and not isinstance(built, Agent)
+
+
+def node_config(config: AgentConfig, node: str) -> AgentConfig:
+    """The AgentConfig for one node of a multi-agent job: the job's session, `node` as agent_id.
+
+    Factories that build a Graph or Swarm give each node agent one of these (and the
+    orchestrator `config.session_manager`), so every node has its own messages and
+    checkpoint under the job's session.
+    """
+    return AgentConfig(
+        agent_id=node,
+        session_manager=config.session_manager,
+        checkpoint=config.checkpoint or CheckpointConfig(position="both"),
+        hooks=list(config.hooks),
+    )
+
+
+class JobStepRequest(BaseModel):
+    """Ids every multi-agent step gets from the state machine (never a transcript)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
+    execution_id: str = Field(min_length=1)
+    session_id: str
+    agent_id: str = "agent"
+    prompt: str | None = None
+    interrupt_responses: list[dict[str, Any]] | None = None
+
+
+class NodeSliceRequest(JobStepRequest):
+    """One slice of one node; `started_at` (epoch s) is when the plan started its execution."""
+
+    node: str = Field(min_length=1)
+    slice: int = 0
+    started_at: float | None = None
+
+
+class FoldRequest(JobStepRequest):
+    """The Map's output: one report per node of the batch planned at `batch`."""
+
+    batch: int
+    results: list[dict[str, Any]]
+
+
+class PlanResult(BaseModel):
+    """What Plan and Fold return; the state machine's Choice branches on `status`."""
+
+    status: RunStatus
+    kind: str
+    #: The batch to run: [{"node": name, "started_at": epoch seconds}].
+    nodes: list[dict[str, Any]] = Field(default_factory=list)
+    batch: int = 0
+    error: str = ""
+    text: str = ""
+    interrupts: list[dict[str, Any]] = Field(default_factory=list)
+    node_status: dict[str, str] = Field(default_factory=dict)
+
+
+class NodeSliceResult(BaseModel):
+    """One node slice's small report: the branch's Choice and the fold read it."""
+
+    node: str
+    status: Literal["completed", "continue", "interrupted", "failed"]
+    stop_reason: str
+    error: str | None = None
+    usage: dict[str, int] = Field(default_factory=dict)
+    metrics: dict[str, float] = Field(default_factory=dict)
+    interrupts: list[dict[str, Any]] = Field(default_factory=list)
+    resumed_from_checkpoint: bool = False
+    resume_position: str | None = None
+    slice: int = 0
+    model_calls: int = 0
+    started_at: float = 0.0
+    ended_at: float = 0.0
+
+
+def build_steps(
+    request: JobStepRequest,
+    *,
+    session_manager: SessionManager,
+    factory: AgentFactory,
+    deadline: DeadlinePolicy | None = None,
+    hooks: list[Any] | None = None,
+) -> OrchestratorSteps:
+    """Rebuild the job's orchestrator from the factory and check it uses the job's session."""
+    keys.validate_id(request.session_id, "session_id")
+    policy = deadline or DeadlinePolicy()
+    config = AgentConfig(
+        agent_id=request.agent_id,
+        session_manager=session_manager,
+        checkpoint=CheckpointConfig(position="both"),
+        hooks=[*policy.hooks(), *(hooks or [])],
+    )
+    built: Any = factory(config)
+    if not is_orchestrator(built):
+        raise AgentFactoryError(
+            f"the agent factory built a {type(built).__name__} for a multi-agent job step; "
+            "it must build the same Graph or Swarm on every call"
+        )
+    manager = getattr(built, "session_manager", None)
+    if manager is None or manager.session_id != request.session_id:
+        raise AgentFactoryError(
+            "a Graph or Swarm job needs the orchestrator's session manager to be the job's "
+            "(config.session_manager); see elsai.serverless.node_config"
+        )
+    steps: OrchestratorSteps = built.as_steps()
+    for name in built.nodes:
+        agent = steps.node_agent(name)
+        own = agent.config.session_manager
+        if own is None or own.session_id != request.session_id or agent.config.checkpoint is None:
+            raise AgentFactoryError(
+                f"node {name!r} must use the job's session and a checkpoint: build it with "
+                "elsai.serverless.node_config(config, name)"
+            )
+    return steps
+
+
+def plan_result(kind: str, outcome: OutcomeView) -> PlanResult:
+    """The state machine's view of a step outcome (names and small status only)."""
+    now = time.time()
+    return PlanResult(
+        status=_RUN_STATUS.get(str(outcome.status), "failed"),
+        kind=kind,
+        nodes=[{"node": name, "started_at": now} for name in outcome.nodes],
+        batch=outcome.batch,
+        error=outcome.error or "",
+        text=outcome.text[:MAX_SLICE_TEXT_CHARS],
+        interrupts=checked_interrupts(list(outcome.interrupts)),
+        node_status=dict(outcome.node_status),
+    )
+
+
+def plan(request: JobStepRequest, steps: OrchestratorSteps) -> PlanResult:
+    """Start or continue the job's run; the nodes to run now (the job id keys the run)."""
+    return plan_result(steps.kind, steps.plan(request.prompt or "", request.job_id))
+
+
+def fold(request: FoldRequest, steps: OrchestratorSteps) -> PlanResult:
+    """Record the batch's node reports; the next batch, or how the run ended."""
+    # in the order the nodes finished (as graph(task) records them); errored branches last
+    finished = sorted(request.results, key=lambda item: float(item.get("ended_at") or "inf"))
+    reports = {str(item["node"]): _report(item) for item in finished}
+    return plan_result(steps.kind, steps.fold(request.batch, reports))
+
+
+def _report(item: dict[str, Any]) -> dict[str, Any]:
+    """A branch's output as a node report; a caught Lambda error becomes the node's cause."""
+    if item.get("status") != "failed" or not isinstance(item.get("error"), dict):
+        return item
+    error = item["error"]
+    cause: Any = error.get("Cause")
+    try:
+        parsed = json.loads(cause) if isinstance(cause, str) else None
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and parsed.get("errorMessage") is not None:
+        message = f"{parsed.get('errorType', error.get('Error'))}: {parsed['errorMessage']}"
+    else:
+        message = f"{error.get('Error')}: {cause}"
+    return {**item, "error": message}
+
+
+def run_node_slice(
+    request: NodeSliceRequest,
+    steps: OrchestratorSteps,
+    *,
+    remaining_ms: Callable[[], int],
+    stop_margin_ms: int | None = None,
+    deadline: DeadlinePolicy | None = None,
+) -> NodeSliceResult:
+    """One slice of node `request.node`: act on its bookmark, stop before the deadline."""
+    started = time.time()
+    agent = steps.node_agent(request.node)
+    answers = (
+        [{"interruptResponse": r} for r in request.interrupt_responses]
+        if request.interrupt_responses and agent.interrupts.active
+        else None
+    )
+    call = steps.node_call(request.node, answers, request.started_at)
+    if call is None:  # a Swarm node that handed off before a crash: not run again
+        return NodeSliceResult(
+            node=request.node, status="completed", stop_reason="end_turn", slice=request.slice,
+            started_at=started, ended_at=time.time(),
+        )  # fmt: skip
+    if call.timeout is not None and call.timeout <= 0:
+        return _failed(request, call.timeout_message, started)
+    if answers is not None or request.slice == 0:
+        prompt, invocation_id = call.input, call.invocation_id
+    else:  # a continuation: the bookmark resumes; the id lets a retry take over the lease
+        prompt, invocation_id = None, f"{call.invocation_id}#slice#{request.slice}"
+    margin = (
+        (deadline or DeadlinePolicy()).stop_margin_ms(agent.model)
+        if stop_margin_ms is None
+        else stop_margin_ms
+    )
+    node_deadline = time.time() + call.timeout if call.timeout is not None else None
+    handoff = call.should_stop
+
+    def should_stop() -> bool:
+        return (
+            remaining_ms() < margin
+            or (node_deadline is not None and time.time() >= node_deadline)
+            or (handoff is not None and handoff())
+        )
+
+    with model_access_guard():
+        result = agent(
+            prompt,
+            invocation_id=invocation_id,
+            invocation_state=call.invocation_state,  # e.g. the Swarm its handoff tool reports to
+            should_stop=should_stop,
+        )
+    return _node_outcome(request, steps, result, call, node_deadline, started)
+
+
+def _node_outcome(
+    request: NodeSliceRequest,
+    steps: OrchestratorSteps,
+    result: Any,
+    call: NodeCallView,
+    node_deadline: float | None,
+    started: float,
+) -> NodeSliceResult:
+    status: Literal["completed", "continue", "interrupted", "failed"] = "completed"
+    if result.stop_reason == "interrupt":
+        status = "interrupted"
+    elif result.stop_reason == "paused" and not steps.handed_off(request.node):
+        if node_deadline is not None and time.time() >= node_deadline:
+            return _failed(request, call.timeout_message, started)
+        status = "continue"
+    metrics = result.metrics
+    return NodeSliceResult(
+        node=request.node,
+        status=status,
+        stop_reason=result.stop_reason,
+        usage={k: v for k, v in dict(metrics.usage).items() if isinstance(v, int)},
+        metrics={
+            "latency_ms": round(metrics.latency_ms, 3),
+            "cycles": metrics.cycles,
+            "model_calls": metrics.model_calls,
+            "tool_calls": metrics.tool_calls,
+        },
+        interrupts=checked_interrupts([interrupt_dict(i) for i in result.interrupts]),
+        resumed_from_checkpoint=result.resumed_from_checkpoint,
+        resume_position=result.resume_position,
+        slice=request.slice,
+        model_calls=metrics.model_calls,
+        started_at=started,
+        ended_at=time.time(),
+    )
+
+
+def _failed(request: NodeSliceRequest, message: str, started: float) -> NodeSliceResult:
+    return NodeSliceResult(
+        node=request.node, status="failed", stop_reason="timeout", error=message,
+        slice=request.slice, started_at=started, ended_at=time.time(),
+    )  # fmt: skip
+
+
+__all__ = [
+    "FoldRequest",
+    "JobStepRequest",
+    "NodeSliceRequest",
+    "NodeSliceResult",
+    "OrchestratorSteps",
+    "PlanResult",
+    "build_steps",
+    "fold",
+    "is_orchestrator",
+    "node_config",
+    "plan",
+    "run_node_slice",
+]
