@@ -162,7 +162,7 @@ class Agent:
         `tool_choice_first_only` override the config's for this invocation (see `AgentConfig`).
         """
         so_tool = _structured_output_tool(structured_output_model)
-        choice = self._choose_tool(tool_choice, so_tool)
+        choice, first_only = self._choose_tool(tool_choice, tool_choice_first_only, so_tool)
         if not self._lock.acquire(blocking=False):
             raise ConcurrentInvocationError(
                 f"agent {self.agent_id!r} is already running an invocation; agents are not re-entrant. "
@@ -183,11 +183,7 @@ class Agent:
                 should_stop=should_stop,
                 max_cycles=max_cycles,
                 tool_choice=choice,
-                tool_choice_first_only=(
-                    self.config.tool_choice_first_only
-                    if tool_choice_first_only is None
-                    else tool_choice_first_only
-                ),
+                tool_choice_first_only=first_only,
             )
             result: AgentResult | None = None
             try:
@@ -228,15 +224,20 @@ class Agent:
         )
 
     def _choose_tool(
-        self, tool_choice: ToolChoice | str | None, so_tool: StructuredOutputTool | None
-    ) -> ToolChoice | None:
-        """This invocation's tool choice (else the config's), checked against its tools."""
+        self,
+        tool_choice: ToolChoice | str | None,
+        first_only: bool | None,
+        so_tool: StructuredOutputTool | None,
+    ) -> tuple[ToolChoice | None, bool]:
+        """This invocation's tool choice and first-only flag (else the config's), checked."""
         choice = parse_tool_choice(
             tool_choice if tool_choice is not None else self.config.tool_choice
         )
         names = [*self.tool_registry.names, *([so_tool.name] if so_tool is not None else [])]
         check_tool_choice(choice, names)
-        return choice
+        if first_only is None:
+            first_only = self.config.tool_choice_first_only
+        return choice, first_only
 
     def _loop_deps(self) -> LoopDeps:
         """What the loop runs on: this agent's parts, handed over explicitly."""

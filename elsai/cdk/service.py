@@ -69,19 +69,7 @@ class DurableAgentService(Construct):
         super().__init__(scope, construct_id)
         self.config = resolve_config(self, config, factory, model_id)
         self.code = code_paths(code)
-        if check_factory is None:
-            check_factory = str(self.node.try_get_context("checkAgentFactory")).lower() != "false"
-        if check_factory:  # fail synth, not every slice
-            dirs = (LAMBDAS_DIR, *dict.fromkeys(p.parent for p in self.code))
-            check_agent_factory(self.config.agent_factory, dirs)
-        # One asset, shared by every function.
-        factory_module = [self.config.agent_factory.partition(":")[0]] if self.code else []
-        asset = lambda_code(
-            self.code,
-            botocore_services=botocore_services,
-            modules=factory_module,
-            lock=Path(lock).resolve() if lock else LOCK_FILE,
-        )
+        asset = self._asset(check_factory, botocore_services, lock)
         stack = cdk.Stack.of(self)
 
         self.storage = SessionsBucket(
@@ -113,6 +101,38 @@ class DurableAgentService(Construct):
             state_machine_name=name,
             config=self.config,
         )
+        self._add_optional_parts(asset)
+        self.bucket: s3.Bucket = self.storage.bucket
+        self.state_machine: sfn.StateMachine = self.jobs.state_machine
+        self.api_url: str = self.api.api.url
+        self.agent_function: lambda_.Function = self.agent.function
+        self.api_function: lambda_.Function = self.api.function
+        self.sweeper_function = self.sweeper.function if self.sweeper else None
+        acknowledge_findings(self)
+        add_outputs(self, output_prefix)
+
+    def _asset(
+        self,
+        check_factory: bool | None,
+        botocore_services: Sequence[str] | None,
+        lock: Path | None,
+    ) -> lambda_.Code:
+        """The one Lambda asset every function shares, after checking the factory at synth."""
+        if check_factory is None:
+            check_factory = str(self.node.try_get_context("checkAgentFactory")).lower() != "false"
+        if check_factory:  # fail synth, not every slice
+            dirs = (LAMBDAS_DIR, *dict.fromkeys(p.parent for p in self.code))
+            check_agent_factory(self.config.agent_factory, dirs)
+        factory_module = [self.config.agent_factory.partition(":")[0]] if self.code else []
+        return lambda_code(
+            self.code,
+            botocore_services=botocore_services,
+            modules=factory_module,
+            lock=Path(lock).resolve() if lock else LOCK_FILE,
+        )
+
+    def _add_optional_parts(self, asset: lambda_.Code) -> None:
+        """The per-job tenant role and the retention sweeper, when their knobs ask for them."""
         self.tenant: TenantRole | None = None
         if self.config.tenant_isolation:
             self.tenant = TenantRole(
@@ -133,11 +153,3 @@ class DurableAgentService(Construct):
                 idle_days=self.config.session_retention_days,
                 config=self.config,
             )
-        self.bucket: s3.Bucket = self.storage.bucket
-        self.state_machine: sfn.StateMachine = self.jobs.state_machine
-        self.api_url: str = self.api.api.url
-        self.agent_function: lambda_.Function = self.agent.function
-        self.api_function: lambda_.Function = self.api.function
-        self.sweeper_function = self.sweeper.function if self.sweeper else None
-        acknowledge_findings(self)
-        add_outputs(self, output_prefix)

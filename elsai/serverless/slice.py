@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from elsai.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
@@ -105,21 +106,7 @@ def run_slice(
             "(its session_manager and checkpoint settings); see lambdas/README.md"
         )
 
-    if request.interrupt_responses and agent.interrupts.active:
-        prompt: Any = [{"interruptResponse": r} for r in request.interrupt_responses]
-        invocation_id: str | None = f"{request.execution_id}#responses#{request.slice}"
-    else:
-        # The prompt is exactly-once per execution: a retried first slice resumes instead.
-        # (Answers already consumed by a crashed attempt need no re-sending: the bookmark resumes.)
-        prompt = request.prompt
-        # A continuation slice gets an id too: a retry of it (same slice number) may take over
-        # the ownership lease its timed-out attempt left, instead of waiting for it to expire.
-        invocation_id = (
-            request.execution_id
-            if request.prompt is not None
-            else f"{request.execution_id}#slice#{request.slice}"
-        )
-
+    prompt, invocation_id = _slice_input(request, agent)
     margin_ms = policy.stop_margin_ms(agent.model) if safety_margin_ms is None else safety_margin_ms
     with slice_span(tracing, request, span_attributes) as span:
         with model_access_guard():  # no model access yet: a clear, non-retried job error
@@ -131,6 +118,20 @@ def run_slice(
         outcome = _outcome(request, result)
         record_slice(span, outcome)
     return outcome
+
+
+def _slice_input(request: SliceRequest, agent: Agent) -> tuple[Any, str]:
+    """What this slice sends the agent, and the invocation id that makes it exactly-once."""
+    if request.interrupt_responses and agent.interrupts.active:
+        responses = [{"interruptResponse": r} for r in request.interrupt_responses]
+        return responses, f"{request.execution_id}#responses#{request.slice}"
+    # The prompt is exactly-once per execution: a retried first slice resumes instead.
+    # (Answers already consumed by a crashed attempt need no re-sending: the bookmark resumes.)
+    # A continuation slice gets an id too: a retry of it (same slice number) may take over
+    # the ownership lease its timed-out attempt left, instead of waiting for it to expire.
+    if request.prompt is not None:
+        return request.prompt, request.execution_id
+    return None, f"{request.execution_id}#slice#{request.slice}"
 
 
 def _outcome(request: SliceRequest, result: Any) -> SliceResult:
