@@ -142,7 +142,8 @@ class Progress:
         if result.get("resumed_from_checkpoint"):
             self.emit("resumed", info.job_id, f"resumed from {result.get('resume_position')} (checkpoint.json bookmark)", record,
                       position=result.get("resume_position"))  # fmt: skip
-        self.emit("slice_finished", info.job_id, f"status {result.get('status')} ({result.get('cycles', 0)} model calls, {record.duration_s:.1f} s)",
+        calls = result.get("model_calls", result.get("cycles", 0))  # node slices: model_calls only
+        self.emit("slice_finished", info.job_id, f"status {result.get('status')} ({calls} model calls, {record.duration_s:.1f} s)",
                   record, status=result.get("status"))  # fmt: skip
 
     def answered(self, job_id: str, responses: list[dict[str, Any]]) -> None:
