@@ -245,3 +245,35 @@ def test_an_interrupt_inside_a_swarm_node_is_answered_and_the_swarm_finishes(ma:
     assert final["result"]["text"] == "approved: human said yes"
     assert _node_runs(ma, job["job_id"]) == {"triage": 1, "approver": 2}
     assert ma.cursor(job["session_id"])["node_history"] == ["triage", "approver", "approver"]
+
+
+def test_a_graph_jobs_session_reads_like_any_other_with_the_sessions_cli(ma: MaStack) -> None:
+    """`elsai sessions show/check` on a Graph job: the orchestrator cursor and every node."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    rt = ma.rt
+    job = rt.start_job("Write about otters", agent_id="graph")
+    assert rt.wait(job["job_id"], timeout=120)["status"] == "SUCCEEDED"
+    env = {**os.environ, "AWS_ENDPOINT_URL_S3": rt.endpoint, "NO_PROXY": "127.0.0.1,localhost"}
+    where = ["--s3", f"s3://{rt.bucket}"]
+
+    def elsai(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "elsai.cli", "sessions", *args, *where],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+        )
+
+    show = elsai("show", job["session_id"], "--json")
+    assert show.returncode == 0, show.stderr
+    shown = json.loads(show.stdout)
+    assert shown["multi_agent"]["status"] == "completed"
+    agents = {a["agent_id"] for a in shown["agents"]}
+    assert {"researcher", "writer_a", "writer_b", "editor"} <= agents
+    check = elsai("check", job["session_id"])
+    assert check.returncode == 0, check.stdout + check.stderr
