@@ -27,8 +27,8 @@ class SessionManager:
     #: How long an agent's ownership lease lives without renewal (elsai.session.lease): a
     #: crashed writer on another machine blocks the agent this long. None turns leases off.
     lease_seconds: float | None = DEFAULT_LEASE_SECONDS
-    #: Let the after_tools bookmark PUT overlap the next model call (elsai.session.pending);
-    #: False writes it before the call, as every other write is.
+    #: Let the bookmark PUT overlap what follows its boundary (elsai.session.pending): the
+    #: model call after after_tools, the tools after after_model. False writes it in line.
     overlap_bookmark: bool = True
 
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
