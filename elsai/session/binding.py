@@ -89,7 +89,11 @@ class SessionBinding:
         self.inputs = InputLedger()
         #: The bookmark write overlapping the next step (elsai.session.pending).
         self.pending = PendingWrite()
-        self._overlap = bool(getattr(manager, "overlap_bookmark", True))
+        overlap = bool(getattr(manager, "overlap_bookmark", True))
+        self._overlap = {
+            "after_tools": overlap,
+            "after_model": overlap and bool(getattr(manager, "overlap_after_model", True)),
+        }
         #: Derived message segments (elsai.session.segments), written in the background.
         self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
         self._load()
@@ -263,7 +267,7 @@ class SessionBinding:
             agent_id=self.agent_id,
             execution_status="active",
         )
-        if self._overlap:
+        if self._overlap[position]:
             self.pending.start(
                 lambda: self._write_bookmark(bookmark),
                 messages_may_pass=position == "after_model",
