@@ -211,8 +211,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"Run {env['timestamp']}, elsai {env['elsai_commit']}, strands-agents {env['strands_version']}, "
         f"moto {env['moto_version']}; `python -m bench.issue13` ({results['duration_s']:.0f} s). "
         f"Load average (1 min) at start / end: {env['load_average_at_start'][0]:.1f} / "
-        f"{results['load_average_at_end'][0]:.1f} — other engineers were running test suites on "
-        "this 2-core machine at the same time, so absolute times are noisy; both SDKs ran "
+        f"{results['load_average_at_end'][0]:.1f} on this 2-core machine, shared with other "
+        "engineers' test runs, so absolute times are noisy; both SDKs ran "
         "interleaved in the same process, so the ratios are the figures to read.",
         "",
     ]
