@@ -366,31 +366,6 @@ def test_checkpoint_write_failing_mid_loop_propagates(build: Any, store: Path, l
     assert len(stored_messages(store)) == 2  # messages were written first
 
 
-def test_overlapped_checkpoint_write_failing_mid_loop_propagates(
-    build: Any, store: Path, ledger: Any
-) -> None:
-    """Overlapped (the default), a failed after_model bookmark is raised at the next boundary.
-
-    The tool ran while the bookmark was in flight and its result was stored (a message the
-    bookmark does not name); nothing was written after the failure was known, and the next
-    invocation continues from the stored result without running the tool again.
-    """
-    manager = FileSessionManager(session_id="my-job", storage_dir=str(store))
-    counting = CountingStorage(manager.storage)
-    manager.storage = counting
-    agent = build([tool_call("t1", city="Paris"), "done"], manager=manager)
-    counting.fail_writes_to = lambda key: key.endswith("checkpoint.json")
-    with pytest.raises(OSError, match="disk full"):
-        agent("weather?")
-    assert ledger.runs == ["Paris"]
-    assert len(stored_messages(store)) == 3  # prompt, toolUse, toolResult
-    assert not (store / "session_my-job/agents/agent_worker/checkpoint.json").exists()
-    counting.fail_writes_to = lambda key: False
-    again = build(["done"], manager=FileSessionManager(session_id="my-job", storage_dir=str(store)))
-    assert again("go on").stop_reason == "end_turn"
-    assert ledger.runs == ["Paris"]
-
-
 def test_failed_finalize_logs_warning_and_turn_succeeds(
     build: Any, store: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
