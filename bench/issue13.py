@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench import elsai_side, s3env, strands_side, workload
+from bench import cycle_trace, elsai_side, s3env, strands_side, workload
 from bench.run_all import RESULTS_DIR, ResumeVariant, _build_session, _resume_once, environment
 
 TARGET_BOTH, TARGET_AFTER_TOOLS, TARGET_RESUME = 0.6, 0.45, 0.25
@@ -79,13 +79,17 @@ def _delayed(stream: Callable[..., Any], delay_s: float) -> Callable[..., Any]:
 
 # -- 1. per-cycle wall time with a fixed S3 latency --------------------------------------------
 
-LATENCY_VARIANTS = [
+#: (label, side, position, overlap): True overlaps both bookmarks (the default), "after_tools"
+#: only that one (after_model in line: the default before it overlapped), False none.
+LATENCY_VARIANTS: list[tuple[str, str, str | None, bool | str]] = [
     ("strands", "strands", None, True),
     ("elsai / both", "elsai", "both", True),
     ("elsai / after_tools", "elsai", "after_tools", True),
+    ("elsai / both, after_model in line", "elsai", "both", "after_tools"),
     ("elsai / both, no overlap", "elsai", "both", False),
     ("elsai / after_tools, no overlap", "elsai", "after_tools", False),
 ]
+TRACED = {"elsai / both": True, "elsai / both, after_model in line": "after_tools"}
 
 
 def _cycle_times(label: str, bucket: str, cycles: int, model_s: float, run: int) -> list[float]:
@@ -97,7 +101,8 @@ def _cycle_times(label: str, bucket: str, cycles: int, model_s: float, run: int)
     kwargs: dict[str, Any] = {"session_manager": manager}
     if side_name == "elsai":
         kwargs["position"] = position
-        manager.overlap_bookmark = overlap
+        manager.overlap_bookmark = overlap is not False
+        manager.overlap_after_model = overlap is True
     agent = side.make_agent(workload.script(cycles), **kwargs)
     if model_s:
         agent.model.stream = _delayed(agent.model.stream, model_s)  # type: ignore[method-assign]
@@ -130,11 +135,16 @@ def bench_latency(
                     samples[label].extend(_cycle_times(label, "latency", cycles, model_s, r))
                 log(f"  latency (model {model_s * 1000:.0f} ms): repeat {r + 1}/{repeats}")
             medians = {label: statistics.median(v) * 1000 for label, v in samples.items()}
+            traces = {
+                label: cycle_trace.trace_cycle("latency", f"trace-{i}-{model_s}", mode, model_s)
+                for i, (label, mode) in enumerate(TRACED.items())
+            }
             out.append(
                 {
                     "model_ms": model_s * 1000,
                     "ms_per_cycle": medians,
                     "samples": len(samples["strands"]),
+                    "traces": traces,
                 }
             )
     finally:
@@ -201,8 +211,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"Run {env['timestamp']}, elsai {env['elsai_commit']}, strands-agents {env['strands_version']}, "
         f"moto {env['moto_version']}; `python -m bench.issue13` ({results['duration_s']:.0f} s). "
         f"Load average (1 min) at start / end: {env['load_average_at_start'][0]:.1f} / "
-        f"{results['load_average_at_end'][0]:.1f} — other engineers were running test suites on "
-        "this 2-core machine at the same time, so absolute times are noisy; both SDKs ran "
+        f"{results['load_average_at_end'][0]:.1f} on this 2-core machine, shared with other "
+        "engineers' test runs, so absolute times are noisy; both SDKs ran "
         "interleaved in the same process, so the ratios are the figures to read.",
         "",
     ]
@@ -230,11 +240,23 @@ def markdown(results: dict[str, Any]) -> str:
                     f"{'' if target is None else f'<= {target}'} | {verdict} |"
                 )
         lines.append("")
+        for row in lat["rows"]:
+            if row.get("traces"):
+                lines += [
+                    f"#### S3 requests of one `both` cycle, model call {row['model_ms']:.0f} ms",
+                    "",
+                ]
+                lines += cycle_trace.markdown(row["traces"])
     curve = results.get("curve")
     if curve:
         lines += [
             "### Whole-history resume (NullConversationManager) on loopback moto: the curve",
             "",
+            *(
+                [f"(Not re-run: the rows of the run of {curve['from_run']}.)", ""]
+                if curve.get("from_run")
+                else []
+            ),
             "Timed: build the session manager and the agent (loads the history) + one invocation "
             "that ends the turn. Requests: every S3 call of that, by operation.",
             "",
@@ -333,12 +355,19 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         counter.uninstall()
         server.stop()
+    previous = os.path.join(args.out, "issue13.json")
+    if "curve" not in only and os.path.exists(previous):  # keep the section whole
+        with open(previous) as f:
+            old = json.load(f)
+        if old.get("curve"):
+            results["curve"] = {**old["curve"], "from_run": old["environment"]["timestamp"]}
+            results["arguments"]["strands_max"] = old["arguments"]["strands_max"]
     results["duration_s"] = time.perf_counter() - started
     results["load_average_at_end"] = os.getloadavg()
     text = markdown(results)
     print(text)
     os.makedirs(args.out, exist_ok=True)
-    suffix = "-" + "-".join(sorted(only)) if only != {"latency", "curve"} else ""
+    suffix = "" if "latency" in only and results.get("curve") else "-" + "-".join(sorted(only))
     with open(os.path.join(args.out, f"issue13{suffix}.json"), "w") as f:
         json.dump(results, f, indent=1, default=str)
     if not suffix:

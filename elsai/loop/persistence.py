@@ -50,8 +50,9 @@ class LoopPersistence(Protocol):
     def settle(self) -> None:
         """Land any write still in flight, raising its error (see `elsai.session.pending`).
 
-        The after_tools bookmark may overlap the model call; the loop settles it before hooks
-        around that call run, since they are user code and may look at the store.
+        A bookmark may overlap what follows its boundary (after_tools: the model call;
+        after_model: the tools and their result's write); the loop settles it before hooks
+        run there, since they are user code and may look at the store.
         """
         ...
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from elsai.hooks.events import AfterToolCallEvent, BeforeToolCallEvent
 from elsai.interrupt.model import Interrupt, InterruptSignal
@@ -16,6 +16,7 @@ from elsai.tools.context import ToolContext
 from elsai.types import ToolResult, ToolUse
 
 _DONE = object()
+E = TypeVar("E", BeforeToolCallEvent, AfterToolCallEvent)
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,20 @@ class ToolRunner:
         except InterruptSignal as signal:
             return signal.interrupt
 
+    async def _hook(self, event: E) -> E:
+        """Fire a hook around a tool call; a bookmark write in flight lands first.
+
+        The after_model bookmark (elsai.session.pending) may overlap the tools; hooks are
+        user code that may look at the store, so they see it landed. Without a callback for
+        the event nothing waits.
+        """
+        if self.deps.hooks.callbacks_for(event):
+            self.deps.persistence.settle()
+        return await self.deps.hooks.invoke(event)
+
     async def _call_with_hooks(self, use: ToolUse) -> ToolResult:
         deps, inv = self.deps, self.inv
-        before = await deps.hooks.invoke(
+        before = await self._hook(
             BeforeToolCallEvent(
                 agent=deps.agent,
                 tool_use=use,
@@ -122,7 +134,7 @@ class ToolRunner:
             except Exception as exc:  # tools should not raise; a broken one must not kill the loop
                 exception = exc
                 result = error_result(use["toolUseId"], f"Error: {type(exc).__name__}: {exc}")
-        after = await deps.hooks.invoke(
+        after = await self._hook(
             AfterToolCallEvent(
                 agent=deps.agent,
                 tool_use=call,

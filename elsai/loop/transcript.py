@@ -40,7 +40,10 @@ class Transcript:
         """Add `message`: memory, then store, then hooks; streams MessageAddedStreamEvent."""
         self.agent.messages.append(message)
         self.persistence.message_appended(message, invocation_id=invocation_id)
-        await self.hooks.invoke(MessageAddedEvent(agent=self.agent, message=message))
+        event = MessageAddedEvent(agent=self.agent, message=message)
+        if self.hooks.callbacks_for(event):  # user code may look at the store: land all
+            self.persistence.settle()
+        await self.hooks.invoke(event)
         yield MessageAddedStreamEvent(message=message)
 
     async def add_user_content(

@@ -87,9 +87,13 @@ class SessionBinding:
         self.recorded_invocations: list[str] = []
         self.lease: OwnershipLease | None = None
         self.inputs = InputLedger()
-        #: The after_tools bookmark write overlapping the model call; every write settles it.
+        #: The bookmark write overlapping the next step (elsai.session.pending).
         self.pending = PendingWrite()
-        self._overlap = bool(getattr(manager, "overlap_bookmark", True))
+        overlap = bool(getattr(manager, "overlap_bookmark", True))
+        self._overlap = {
+            "after_tools": overlap,
+            "after_model": overlap and bool(getattr(manager, "overlap_after_model", True)),
+        }
         #: Derived message segments (elsai.session.segments), written in the background.
         self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
         self._load()
@@ -191,7 +195,7 @@ class SessionBinding:
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
         """Create message_<N>.json for a new message (never overwrites)."""
-        self.pending.settle()  # the bookmark before it lands first
+        self.pending.settle_for_message()  # an after_tools bookmark lands first
         index = self.next_index
         record = MessageRecord(
             message_id=index,
@@ -244,8 +248,9 @@ class SessionBinding:
     def boundary(self, position: Position, cycle_index: int) -> bool:
         """Write agent.json if it changed, then the bookmark if this boundary is saved.
 
-        The after_tools bookmark is started in the background (`self.pending`) and overlaps
-        the model call that follows; the next write waits for it.
+        With overlap on, the bookmark is started in the background (`self.pending`): at
+        after_tools it overlaps the model call, at after_model the tools and their result's
+        write. The next boundary (and the next message, after after_tools) waits for it.
         """
         self.pending.settle()
         if self.lease is not None:
@@ -262,8 +267,11 @@ class SessionBinding:
             agent_id=self.agent_id,
             execution_status="active",
         )
-        if position == "after_tools" and self._overlap:
-            self.pending.start(lambda: self._write_bookmark(bookmark))
+        if self._overlap[position]:
+            self.pending.start(
+                lambda: self._write_bookmark(bookmark),
+                messages_may_pass=position == "after_model",
+            )
         else:
             self._write_bookmark(bookmark)
         return True

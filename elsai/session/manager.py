@@ -28,8 +28,13 @@ class SessionManager:
     #: crashed writer on another machine blocks the agent this long. None turns leases off.
     lease_seconds: float | None = DEFAULT_LEASE_SECONDS
     #: Let the after_tools bookmark PUT overlap the next model call (elsai.session.pending);
-    #: False writes it before the call, as every other write is.
+    #: False writes every bookmark in line, before the step that follows it.
     overlap_bookmark: bool = True
+    #: With `overlap_bookmark`, let the after_model bookmark PUT overlap the tools and the
+    #: write of their result too. The trade: a crash inside a tool before that PUT lands
+    #: finds the previous bookmark, so the orphan toolUse is answered "interrupted" instead
+    #: of the tool running again. False writes it before the tools start.
+    overlap_after_model: bool = True
 
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
         self.session_id = keys.validate_id(session_id, "session_id")

@@ -11,18 +11,14 @@ transcript and no completed tool run twice.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import crash_harness as h
 import pytest
+from overlap_checks import check_overlapped_write_order, check_write_order, run
 from transcripts import assert_valid_transcript
-
-CHILD = str(Path(__file__).resolve().parent / "overlap_child.py")
 
 CASES = [
     ("file", "both", "in_flight", 2),
@@ -34,33 +30,12 @@ CASES = [
 ]
 
 
-def run(args: dict[str, Any], env: dict[str, str]) -> int:
-    proc = subprocess.run(
-        [sys.executable, CHILD, json.dumps(args)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode in (0, -9), proc.stderr[-2000:]
-    return proc.returncode
-
-
-def check_write_order(lines: list[str]) -> None:
-    """Every write after a bookmark write starts only once that bookmark write has ended.
-
-    A process killed mid-write leaves its start unmatched; the next process begins afresh.
-    """
-    open_bookmark = False
-    for line in lines:
-        if line == "begin":
-            open_bookmark = False
-        elif line == "start checkpoint.json" or line.startswith("start checkpoint.json "):
-            open_bookmark = True
-        elif line == "end checkpoint.json":
-            open_bookmark = False
-        elif line.startswith("start "):
-            assert not open_bookmark, f"{line!r} started while a bookmark write was in flight"
+def check_order(position: str, lines: list[str]) -> None:
+    """The strict order where only after_tools bookmarks overlap; the widened one with `both`."""
+    if position == "after_tools":
+        check_write_order(lines)
+    else:
+        check_overlapped_write_order(lines)
 
 
 @pytest.mark.parametrize(("backend", "position", "state", "kill_at"), CASES)
@@ -88,7 +63,7 @@ def test_kill_during_overlapped_bookmark(
     assert lines[started] == "start checkpoint.json elsai-write-behind_0"
     ended = "end checkpoint.json" in lines[started:]
     assert ended == (state == "landed")
-    check_write_order(lines)
+    check_order(position, lines)
 
     killed = h.Session.parse("overlap", store.snapshot("overlap"), agent_id="worker")
     assert killed.message_indices == list(range(len(killed.message_indices)))
@@ -105,7 +80,7 @@ def test_kill_during_overlapped_bookmark(
     assert run({**args, "kill_at": 0}, env) == 0
     lines = log.read_text().splitlines()
     assert lines[-1] == "result end_turn"
-    check_write_order(lines)
+    check_order(position, lines)
     final = h.Session.parse("overlap", store.snapshot("overlap"), agent_id="worker")
     assert_valid_transcript(final.messages, bookmark=final.bookmark)
     assert h.texts(final.messages[-1]) == ["finished"]

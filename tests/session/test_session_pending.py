@@ -63,8 +63,11 @@ def _use(i: int) -> dict[str, Any]:
     }
 
 
-def _agent(tmp_path: Path, fail_at: int) -> tuple[Agent, FailingBookmarks]:
+def _agent(
+    tmp_path: Path, fail_at: int, position: str = "after_tools", overlap_after_model: bool = True
+) -> tuple[Agent, FailingBookmarks]:
     manager = FileSessionManager(session_id="s", storage_dir=str(tmp_path))
+    manager.overlap_after_model = overlap_after_model
     storage = manager.storage = FailingBookmarks(manager.storage, fail_at)
     agent = Agent(
         model=ScriptedModel([_use(0), _use(1), "done"]),
@@ -72,7 +75,7 @@ def _agent(tmp_path: Path, fail_at: int) -> tuple[Agent, FailingBookmarks]:
         config=AgentConfig(
             agent_id="a",
             session_manager=manager,
-            checkpoint=CheckpointConfig(position="after_tools"),
+            checkpoint=CheckpointConfig(position=position),  # type: ignore[arg-type]
         ),
     )
     return agent, storage
@@ -98,5 +101,23 @@ def test_a_failed_background_bookmark_fails_a_paused_invocation_at_its_end(tmp_p
         "message_2.json",
     ]
     # The lease was released although the bookmark failed: the same agent can run again.
+    storage.fail_at = 0
+    assert agent("go on").stop_reason == "end_turn"
+
+
+@pytest.mark.parametrize(("overlap_after_model", "stored"), [(True, 3), (False, 2)])
+def test_a_failed_after_model_bookmark(
+    tmp_path: Path, overlap_after_model: bool, stored: int
+) -> None:
+    """Overlapped, the tool ran and its result (a message the bookmark does not name) was
+    stored before the failure was raised at the after_tools boundary; in line, the loop stops
+    before the tool. Either way nothing is written once the failure is known."""
+    agent, storage = _agent(tmp_path, 1, "both", overlap_after_model)
+    with pytest.raises(StorageError, match="injected"):
+        agent("go")
+    written = [w for w in storage.writes if w != "lease.json"]  # released at the end anyway
+    assert written[-stored:] == [f"message_{i}.json" for i in range(stored)]
+    assert len([w for w in written if w.startswith("message_")]) == stored
+    assert not (tmp_path / "session_s/agents/agent_a/checkpoint.json").exists()
     storage.fail_at = 0
     assert agent("go on").stop_reason == "end_turn"
