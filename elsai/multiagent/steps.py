@@ -63,6 +63,11 @@ class StepOutcome:
     node_status: dict[str, str] = field(default_factory=dict)
 
 
+def _continues(cursor: GraphCursor | SwarmCursor | None, invocation_id: str) -> bool:
+    """Whether the stored run is this invocation's own (a retried plan) or may be continued."""
+    return cursor is not None and (cursor.invocation_id == invocation_id or cursor.continuable)
+
+
 def _elapsed_since(iso: str) -> float:
     """Seconds since an ISO-8601 UTC timestamp of the cursor (0 if it cannot be read)."""
     try:
@@ -124,11 +129,7 @@ class GraphSteps:
     def plan(self, task: Task, invocation_id: str) -> StepOutcome:
         """Start a run for `task` (or continue the stored one) and name the nodes to run now."""
         cursor, state = self._load()
-        if (
-            cursor is None
-            or state is None
-            or not (cursor.invocation_id == invocation_id or cursor.continuable)
-        ):
+        if state is None or not _continues(cursor, invocation_id):
             state = GraphState(
                 task=task,
                 run_id=_run_id(),
@@ -254,11 +255,7 @@ class SwarmSteps:
     def plan(self, task: Task, invocation_id: str) -> StepOutcome:
         """Start a run (or continue the stored one); the batch is the current node."""
         cursor, state = self._load()
-        if (
-            cursor is None
-            or state is None
-            or not (cursor.invocation_id == invocation_id or cursor.continuable)
-        ):
+        if state is None or not _continues(cursor, invocation_id):
             state = SwarmState(
                 task=task,
                 run_id=_run_id(),

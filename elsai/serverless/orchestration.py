@@ -118,7 +118,7 @@ def node_config(config: AgentConfig, node: str) -> AgentConfig:
 
 
 class JobStepRequest(BaseModel):
-    """Ids every multi-agent step gets from the state machine (never a transcript)."""
+    """What every step (slice, plan, node slice, fold) gets: ids and answers, never a transcript."""
 
     model_config = ConfigDict(extra="ignore")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from elsai.agent import Agent
 from elsai.agent.config import AgentConfig
@@ -20,8 +20,8 @@ from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
-from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
-from elsai.serverless.orchestration import is_orchestrator
+from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
+from elsai.serverless.orchestration import JobStepRequest, is_orchestrator
 from elsai.serverless.parked import park_task_token
 from elsai.session import keys
 from elsai.session.manager import SessionManager
@@ -33,17 +33,9 @@ MAX_TEXT_CHARS = MAX_SLICE_TEXT_CHARS  # keep Step Functions state far below its
 __all__ = ["MAX_TEXT_CHARS", "SliceRequest", "SliceResult", "park_task_token", "run_slice"]
 
 
-class SliceRequest(BaseModel):
+class SliceRequest(JobStepRequest):
     """What the state machine hands a slice: ids and answers, never the transcript."""
 
-    model_config = ConfigDict(extra="ignore")
-
-    job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
-    execution_id: str = Field(min_length=1)
-    session_id: str
-    agent_id: str = "agent"
-    prompt: str | None = None
-    interrupt_responses: list[dict[str, Any]] | None = None
     slice: int = 0
     #: Step Functions retry count of this slice (`$$.State.RetryCount`), when the state
     #: machine passes it; only telemetry reads it.
