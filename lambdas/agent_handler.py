@@ -51,6 +51,13 @@ def _bucket() -> str:
     return bucket
 
 
+def _session_manager(session_id: str, job_id: str) -> S3SessionManager:
+    """The job's session, under its owner's storage prefix (tenant isolation; "" without)."""
+    return S3SessionManager(
+        session_id=session_id, bucket=_bucket(), prefix=job_storage_prefix(job_id)
+    )
+
+
 @tracer.capture_method
 def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = SliceRequest.model_validate(event)
@@ -61,9 +68,7 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         agent_id=request.agent_id,
     )
     factory = load_factory(_factory_path())
-    manager = S3SessionManager(
-        session_id=request.session_id, bucket=_bucket(), prefix=job_storage_prefix(request.job_id)
-    )
+    manager = _session_manager(request.session_id, request.job_id)
     tracing = _otel_tracing()
     try:
         result = run_slice(
@@ -102,9 +107,7 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 def _park(event: dict[str, Any]) -> dict[str, Any]:
     job_id, session_id = event["job_id"], event["session_id"]
     logger.append_keys(job_id=job_id, session_id=session_id)
-    manager = S3SessionManager(
-        session_id=session_id, bucket=_bucket(), prefix=job_storage_prefix(job_id)
-    )
+    manager = _session_manager(session_id, job_id)
     park_task_token(manager, job_id, event["task_token"], event.get("interrupts"))
     logger.info("job waiting for interrupt responses")
     return {"parked": True}
@@ -124,9 +127,7 @@ def _orchestrate(action: str, event: dict[str, Any], context: LambdaContext) -> 
     logger.append_keys(execution_id=request.execution_id, job_id=request.job_id,
                        session_id=request.session_id, node=getattr(request, "node", None))  # fmt: skip
     factory = load_factory(_factory_path())
-    manager = S3SessionManager(
-        session_id=request.session_id, bucket=_bucket(), prefix=job_storage_prefix(request.job_id)
-    )
+    manager = _session_manager(request.session_id, request.job_id)
     built = steps.build_steps(request, session_manager=manager, factory=factory, deadline=DEADLINE)
     if action == "plan":
         result: Any = steps.plan(request, built)

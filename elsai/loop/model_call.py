@@ -15,6 +15,7 @@ from elsai.loop.events import (
     ToolInputDeltaEvent,
 )
 from elsai.loop.messages import strip_incomplete_tool_uses
+from elsai.loop.persistence import invoke_settled
 from elsai.loop.steps import Done, Outcome, Steps
 from elsai.loop.transcript import Transcript
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
@@ -87,15 +88,8 @@ class ModelCaller:
             return
 
     async def _hook(self, event: E) -> E:
-        """Fire a hook around the model call; a bookmark write in flight lands first.
-
-        The overlapped after_tools bookmark (elsai.session.pending) may still be in flight
-        here; hooks are user code that may look at the store, so they see it landed. With
-        no callback for the event nothing waits, and the write overlaps the call.
-        """
-        if self.deps.hooks.callbacks_for(event):
-            self.deps.persistence.settle()
-        return await self.deps.hooks.invoke(event)
+        """Fire a hook around the model call (after a bookmark write in flight lands)."""
+        return await invoke_settled(self.deps.hooks, self.deps.persistence, event)
 
     async def _stream(self) -> Steps[ModelTurn]:
         """One provider call: deltas streamed as events, then the assembled reply."""

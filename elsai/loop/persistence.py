@@ -8,11 +8,14 @@ invocation loudly rather than leaving a transcript the store does not have.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from elsai.hooks import HookEvent, HookRegistry
 from elsai.types import ContentBlock, Message, Position, ResumePlan
 
-__all__ = ["LoopPersistence", "NoPersistence", "Position", "ResumePlan"]
+__all__ = ["LoopPersistence", "NoPersistence", "Position", "ResumePlan", "invoke_settled"]
+
+E = TypeVar("E", bound=HookEvent)
 
 
 class LoopPersistence(Protocol):
@@ -104,3 +107,15 @@ class NoPersistence:
     def end_invocation(self) -> None:
         """Nothing held."""
         return None
+
+
+async def invoke_settled(hooks: HookRegistry, persistence: LoopPersistence, event: E) -> E:
+    """Fire `event`'s hooks once any bookmark write in flight has landed.
+
+    Bookmarks may overlap the model call and the tools (elsai.session.pending); hooks are user
+    code that may look at the store, so they see it landed. With no callback for the event
+    nothing waits, and the write keeps overlapping.
+    """
+    if hooks.callbacks_for(event):
+        persistence.settle()
+    return await hooks.invoke(event)

@@ -10,6 +10,7 @@ from elsai.hooks.events import AfterToolCallEvent, BeforeToolCallEvent
 from elsai.interrupt.model import Interrupt, InterruptSignal
 from elsai.loop.deps import Invocation, LoopDeps
 from elsai.loop.events import ToolEndEvent, ToolStartEvent
+from elsai.loop.persistence import invoke_settled
 from elsai.loop.steps import Done, Steps
 from elsai.tools.base import AgentTool, error_result
 from elsai.tools.context import ToolContext
@@ -91,15 +92,8 @@ class ToolRunner:
             return signal.interrupt
 
     async def _hook(self, event: E) -> E:
-        """Fire a hook around a tool call; a bookmark write in flight lands first.
-
-        The after_model bookmark (elsai.session.pending) may overlap the tools; hooks are
-        user code that may look at the store, so they see it landed. Without a callback for
-        the event nothing waits.
-        """
-        if self.deps.hooks.callbacks_for(event):
-            self.deps.persistence.settle()
-        return await self.deps.hooks.invoke(event)
+        """Fire a hook around a tool call (after a bookmark write in flight lands)."""
+        return await invoke_settled(self.deps.hooks, self.deps.persistence, event)
 
     async def _call_with_hooks(self, use: ToolUse) -> ToolResult:
         deps, inv = self.deps, self.inv

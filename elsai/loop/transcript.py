@@ -14,7 +14,7 @@ from elsai.hooks.events import MessageAddedEvent
 from elsai.hooks.registry import HookRegistry
 from elsai.loop.events import MessageAddedStreamEvent, StreamEvent
 from elsai.loop.messages import append_user_content, orphan_repair
-from elsai.loop.persistence import LoopPersistence
+from elsai.loop.persistence import LoopPersistence, invoke_settled
 from elsai.types import AgentView, ContentBlock, Message, tool_uses
 
 logger = logging.getLogger("elsai.session")
@@ -41,9 +41,7 @@ class Transcript:
         self.agent.messages.append(message)
         self.persistence.message_appended(message, invocation_id=invocation_id)
         event = MessageAddedEvent(agent=self.agent, message=message)
-        if self.hooks.callbacks_for(event):  # user code may look at the store: land all
-            self.persistence.settle()
-        await self.hooks.invoke(event)
+        await invoke_settled(self.hooks, self.persistence, event)
         yield MessageAddedStreamEvent(message=message)
 
     async def add_user_content(
