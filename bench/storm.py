@@ -157,9 +157,9 @@ def run_storm(cfg: StormConfig) -> dict[str, Any]:
     for path in (str(ROOT), str(ROOT / "lambdas")):
         if path not in sys.path:
             sys.path.insert(0, path)
-    from infra.local import LocalRuntime
-    from infra.local.faults import random_kills
-    from infra.local.s3_faults import S3FaultProxy
+    from elsai.local import LocalRuntime
+    from elsai.local.faults import random_kills
+    from elsai.local.s3_faults import S3FaultProxy
 
     started = time.monotonic()
     env = {"ELSAI_EXAMPLE_TOOL_SECONDS": str(cfg.tool_seconds)}

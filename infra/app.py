@@ -1,7 +1,8 @@
 """CDK app entry point (``cdk.json``: ``python3 -m infra.app``; activate the venv first).
 
 This repository's own stack is the construct library's ``DurableAgentService`` (elsai.cdk), built
-from cdk.json context, with the example agent of ``lambdas/``: one implementation of the runtime.
+from cdk.json context, with the example agents of ``examples/agents/`` as its code: one
+implementation of the runtime.
 
 ``build_app`` is shared with the tests and ``infra.synth`` so that what they check is
 exactly what ``cdk synth`` produces: same cdk.json context, same nag checks.
@@ -30,6 +31,8 @@ from elsai.cdk.service import DurableAgentService  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STACK_NAME = "ElsaiStack"
+#: This repository's demo factories (cdk.json: agentFactory), bundled at the Lambda root.
+EXAMPLE_CODE = tuple(sorted((REPO_ROOT / "examples" / "agents").glob("example_*.py")))
 
 
 class ElsaiStack(cdk.Stack):
@@ -48,7 +51,7 @@ class ElsaiStack(cdk.Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
-        self.service = DurableAgentService(self, "Default", config=config)
+        self.service = DurableAgentService(self, "Default", code=EXAMPLE_CODE, config=config)
         self.config = self.service.config
         self.storage, self.agent, self.jobs = (
             self.service.storage,

@@ -11,11 +11,11 @@ import functools
 import os
 from typing import Any
 
-import snapstart
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from xray_tracing import LazyTracer
+from elsai_lambdas import snapstart
+from elsai_lambdas.xray_tracing import LazyTracer
 
 from elsai.serverless import DeadlinePolicy, SliceRequest, load_factory, park_task_token, run_slice
 from elsai.serverless.scoped import job_credentials, job_storage_prefix
@@ -41,7 +41,10 @@ def _otel_tracing() -> Any:
 
 
 def _factory_path() -> str:
-    return os.environ.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent")
+    factory = os.environ.get("ELSAI_AGENT_FACTORY")
+    if not factory:
+        raise RuntimeError("ELSAI_AGENT_FACTORY is not set (module:function of the agent factory)")
+    return factory
 
 
 def _bucket() -> str:

@@ -17,6 +17,7 @@ from constructs import Construct
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.function import PythonFunction
 from elsai.cdk.snapstart import snap_start_alias
+from elsai.serverless.contract import handler_name
 
 # Prefixes of Bedrock cross-region (system-defined) inference profile ids.
 _GEO_PREFIXES = ("us", "eu", "apac", "global", "us-gov", "jp", "au", "ca")
@@ -63,7 +64,7 @@ class AgentFunction(Construct):
             self,
             "Function",
             code=code,
-            handler="agent_handler.handler",
+            handler=handler_name("agent"),
             description="elsai agent slice runner (resumes from checkpoint.json on retry)",
             timeout_seconds=config.function_timeout_seconds,
             memory_mb=config.function_memory_mb,

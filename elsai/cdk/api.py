@@ -23,6 +23,7 @@ from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.function import PythonFunction, retention
 from elsai.cdk.tenancy import isolate_api, method_options
 from elsai.serverless import limits
+from elsai.serverless.contract import handler_name
 
 # Coarse gate in front of the jobs API Lambda (lambdas/jobs_api, which validates in detail),
 # built from the same limits module, so it is never stricter than the handler: a request the
@@ -109,7 +110,7 @@ class JobsApi(Construct):
             self,
             "Function",
             code=code,
-            handler="api_handler.handler",
+            handler=handler_name("api"),
             description="elsai jobs API (start, describe, answer interrupts, read sessions)",
             timeout_seconds=29,  # API Gateway's integration timeout
             memory_mb=512,

@@ -1,8 +1,8 @@
 """Docker-free packaging of the Lambda bundle.
 
-The bundle is ``lambdas/*.py`` + the ``elsai`` package (without ``elsai.cdk``, which only
+The bundle is the handler package (``elsai_lambdas``, source in ``lambdas/``) + the ``elsai`` package (without ``elsai.cdk``, which only
 synthesis needs) + the user's agent code (``DurableAgentService(code=...)``) + the locked runtime dependencies
-(``locks/lambda-py312.txt``, boto3 and botocore included), installed by pip with
+(``lambdas/lock-py312.txt``, boto3 and botocore included), installed by pip with
 ``--require-hashes`` for the Lambda platform (manylinux x86_64, CPython 3.12) rather than for
 this machine, so pydantic-core's compiled wheel matches the Lambda runtime.
 
@@ -12,7 +12,7 @@ Only the botocore service models named in ``[tool.elsai.lambda-bundle]`` are kep
 is ~16 MB zipped that no handler loads).
 
 Tests synthesize the stack often, so the pip output is cached under
-``build/lambda-deps/<key>/`` (in an installed wheel: ``~/.cache/elsai/lambda-deps/``) where the
+``~/.cache/elsai/lambda-deps/<key>/`` (``$XDG_CACHE_HOME`` is honoured) where the
 key hashes the lock and the target platform; a re-run only copies files.
 """
 
@@ -34,18 +34,17 @@ from aws_cdk import aws_lambda as lambda_
 
 from elsai.cdk.lock import (
     BUNDLE_ONLY_REQUIREMENTS,
-    INSTALLED,
-    LAMBDAS_DIR,
+    HANDLERS_DIR,
     LOCK_FILE,
     PACKAGE_DIR,
-    REPO_ROOT,
     botocore_services,
     lambda_requirements,
     locked_versions,
     requirement_name,
     unsatisfied,
 )
-from elsai.cdk.precompile import entry_modules, precompile_init_imports
+from elsai.cdk.precompile import LAZY_MODULES, precompile_init_imports
+from elsai.serverless.contract import HANDLER_MODULES, HANDLERS_PACKAGE
 
 __all__ = [
     "BUNDLE_ONLY_REQUIREMENTS",
@@ -60,8 +59,6 @@ SDK_DIR = PACKAGE_DIR.parent  # the elsai package, wherever it is installed
 
 
 def _default_cache_dir() -> Path:
-    if not INSTALLED:
-        return REPO_ROOT / "build" / "lambda-deps"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "elsai" / "lambda-deps"
 
@@ -149,12 +146,10 @@ def _check_lock_is_current(lock: Path) -> None:
     stale = unsatisfied(lambda_requirements(), locked_versions(lock))
     if not stale:
         return
-    own = "compile your own lock from `python -m elsai.cdk.lock requirements` plus your packages"
-    if INSTALLED:
-        raise RuntimeError(f"{lock} does not pin what elsai needs: {', '.join(stale)}; {own}.")
     raise RuntimeError(
-        f"{lock} does not satisfy pyproject.toml: {', '.join(stale)}. "
-        f"Run `make lock` and commit the result (or {own})."
+        f"{lock} does not pin what elsai needs: {', '.join(stale)}. Compile your own lock from "
+        "`python -m elsai.cdk.lock requirements` plus your packages (in elsai's own repository: "
+        "`make lock`, and commit the result)."
     )
 
 
@@ -176,6 +171,14 @@ def _prune(target: Path, services: tuple[str, ...]) -> None:
 
 def _ignore(_dir: str, names: list[str]) -> set[str]:
     return {n for n in names if n in _SKIP_NAMES or n.endswith((".pyc", ".pyo"))}
+
+
+def _ignore_handlers(where: str, names: list[str]) -> set[str]:
+    """Like ``_ignore``; the handler package's lock and docs stay out of the bundle."""
+    skipped = _ignore(where, names)
+    if Path(where).resolve() == HANDLERS_DIR:
+        skipped |= {n for n in names if n.endswith((".txt", ".md"))}
+    return skipped
 
 
 def _ignore_sdk(where: str, names: list[str]) -> set[str]:
@@ -223,18 +226,19 @@ def assemble_bundle(
     deps = install_dependencies(requirements, services=services, lock=lock)
     shutil.copytree(deps, output_dir, dirs_exist_ok=True, ignore=_ignore)
     (output_dir / ".complete").unlink(missing_ok=True)
-    # The handlers may not exist yet: copy whatever lambdas/ holds.
-    if LAMBDAS_DIR.is_dir():
-        for src in sorted(LAMBDAS_DIR.iterdir()):
-            if src.is_file() and src.suffix == ".py":
-                shutil.copy2(src, output_dir / src.name)
-            elif src.is_dir() and src.name not in _SKIP_NAMES and (src / "__init__.py").exists():
-                shutil.copytree(src, output_dir / src.name, dirs_exist_ok=True, ignore=_ignore)
+    shutil.copytree(
+        HANDLERS_DIR, output_dir / HANDLERS_PACKAGE, dirs_exist_ok=True, ignore=_ignore_handlers
+    )
     shutil.copytree(SDK_DIR, output_dir / "elsai", dirs_exist_ok=True, ignore=_ignore_sdk)
     _copy_user_code(code, output_dir)
-    if LAMBDAS_DIR.is_dir():  # cp312 bytecode for what the init phase imports
-        entries = entry_modules(output_dir, LAMBDAS_DIR)
-        precompile_init_imports(output_dir, entries + [m for m in modules if m not in entries])
+    entries = [m for m in HANDLER_MODULES.values() if _in_bundle(output_dir, m)]
+    entries += [m for m in LAZY_MODULES if (output_dir / m.split(".")[0]).is_dir()]
+    # cp312 bytecode for what the init phase imports
+    precompile_init_imports(output_dir, entries + [m for m in modules if m not in entries])
+
+
+def _in_bundle(bundle: Path, module: str) -> bool:
+    return (bundle / (module.replace(".", "/") + ".py")).is_file()
 
 
 @jsii.implements(cdk.ILocalBundling)
@@ -279,10 +283,10 @@ def lambda_code(
     """One asset for every function in the stack (CDK uploads it once).
 
     The asset hash is taken from the bundle output, because the source path alone
-    (``lambdas/``) would miss edits to ``elsai/``, to the user's ``code`` and to the lock.
+    (the handler package) would miss edits to ``elsai/``, to the user's ``code`` and to the lock.
     """
     return lambda_.Code.from_asset(
-        str(LAMBDAS_DIR),
+        str(HANDLERS_DIR),
         asset_hash_type=cdk.AssetHashType.OUTPUT,
         bundling=cdk.BundlingOptions(
             # Never pulled: local bundling always succeeds or raises.

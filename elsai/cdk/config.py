@@ -50,7 +50,8 @@ class ElsaiConfig:
     """Deployment settings; defaults mirror cdk.json so tests without it behave the same."""
 
     model_id: str = FALLBACK_MODEL_ID
-    agent_factory: str = "example_agent:build_agent"
+    #: ``module:function`` building the agent; DurableAgentService refuses to synthesize without one.
+    agent_factory: str = ""
     function_timeout_seconds: int = 900
     function_memory_mb: int = 1024
     max_slices: int = 200

@@ -2,7 +2,7 @@
 
 Without this, `-c agentFactory=nocolon` or a module that cannot be imported synthesizes
 fine and then fails every slice at runtime. The check does what the agent Lambda does: put
-the bundle's code directory (`lambdas/`) on the path, import `module:function`, and call it
+the directories of the service's `code` on the path, import `module:function`, and call it
 with a throwaway `AgentConfig` (a local session in a temporary directory). The result must
 be an Agent that kept the config's session settings, or a Graph/Swarm.
 
@@ -19,10 +19,8 @@ from pathlib import Path
 
 from elsai.errors import AgentFactoryError
 
-LAMBDAS_DIR = Path(__file__).resolve().parent.parent / "lambdas"
 
-
-def check_agent_factory(spec: str, code_dirs: Sequence[Path] = (LAMBDAS_DIR,)) -> None:
+def check_agent_factory(spec: str, code_dirs: Sequence[Path] = ()) -> None:
     """Raise AgentFactoryError naming `spec` unless it builds an agent from a test config."""
     from elsai import Agent
     from elsai.agent import AgentConfig

@@ -12,22 +12,30 @@ the lock tooling and its tests stay fast.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 import tomllib
 from pathlib import Path
 
+from elsai.serverless.contract import HANDLERS_PACKAGE
+
+
+def _handlers_dir() -> Path:
+    """Where the installed handler package lives (without importing it: it loads Powertools)."""
+    spec = importlib.util.find_spec(HANDLERS_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"the {HANDLERS_PACKAGE} package is not installed (pip install elsai)")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
+
+
 PACKAGE_DIR = Path(__file__).resolve().parent  # elsai/cdk
-# An installed wheel carries the handlers and the lock inside elsai/cdk (setup.py maps them
-# there); a checkout (editable install) has them at the repository root.
-INSTALLED = (PACKAGE_DIR / "handlers").is_dir()
-REPO_ROOT = PACKAGE_DIR.parent.parent
-LAMBDAS_DIR = PACKAGE_DIR / "handlers" if INSTALLED else REPO_ROOT / "lambdas"
-PYPROJECT = REPO_ROOT / "pyproject.toml"  # checkout only: an installed wheel has none
-LOCK_FILE = (PACKAGE_DIR / "locks" if INSTALLED else REPO_ROOT / "locks") / "lambda-py312.txt"
-DEV_CONSTRAINTS = REPO_ROOT / "locks" / "dev.txt"
-# The botocore service models kept when no pyproject.toml says otherwise (an installed wheel);
-# tests/bundle pins this to pyproject.toml's [tool.elsai.lambda-bundle] list.
+# The handlers are one installed package (source: this repository's lambdas/), found the same
+# way in a checkout's editable install and in a wheel; the bundle's lock ships inside it.
+HANDLERS_DIR = _handlers_dir()
+LOCK_FILE = HANDLERS_DIR / "lock-py312.txt"
+# The botocore service models kept when the project has no [tool.elsai.lambda-bundle] table;
+# tests/bundle pins this to this repository's pyproject.toml list.
 DEFAULT_BOTOCORE_SERVICES = ("bedrock-runtime", "s3", "stepfunctions", "sts", "xray")
 
 # Imported by the handlers but in no pyproject extra: Powertools' Tracer imports
@@ -49,21 +57,15 @@ def requirement_name(req: str) -> str:
     return normalize(name.strip())
 
 
-def lambda_requirements(pyproject: Path = PYPROJECT) -> list[str]:
+def lambda_requirements() -> list[str]:
     """The bundle's direct requirements: the SDK's deps (boto3 included) + the ``lambda`` extra.
 
-    Read from pyproject.toml so the bundle never drifts from the package metadata (an installed
-    wheel has none: its metadata says the same); an optional ``lambdas/requirements.txt`` adds
-    handler-only deps. One entry per distribution.
+    Read from the installed elsai's metadata (a checkout's editable install carries the same as
+    a wheel), so the bundle never drifts from the package; an optional ``requirements.txt`` in
+    the handler package adds handler-only deps. One entry per distribution.
     """
-    if pyproject.exists():
-        project = tomllib.loads(pyproject.read_text())["project"]
-        reqs: list[str] = list(project.get("dependencies", []))
-        reqs += project.get("optional-dependencies", {}).get("lambda", [])
-    else:
-        reqs = _installed_requirements()
-    reqs += BUNDLE_ONLY_REQUIREMENTS
-    extra = LAMBDAS_DIR / "requirements.txt"
+    reqs = _installed_requirements() + list(BUNDLE_ONLY_REQUIREMENTS)
+    extra = HANDLERS_DIR / "requirements.txt"
     if extra.exists():
         for line in extra.read_text().splitlines():
             line = line.split("#", 1)[0].strip()
@@ -74,7 +76,7 @@ def lambda_requirements(pyproject: Path = PYPROJECT) -> list[str]:
 
 
 def _installed_requirements() -> list[str]:
-    """The installed elsai's dependencies plus its ``lambda`` extra, from the wheel's metadata."""
+    """The installed elsai's dependencies plus its ``lambda`` extra, from the package metadata."""
     from importlib.metadata import requires
 
     from packaging.requirements import Requirement
@@ -89,12 +91,19 @@ def _installed_requirements() -> list[str]:
     return out
 
 
-def botocore_services(pyproject: Path = PYPROJECT) -> tuple[str, ...]:
-    """Service models kept in the bundled botocore (``("*",)`` keeps all of them)."""
-    if not pyproject.exists():
+def botocore_services(pyproject: Path | None = None) -> tuple[str, ...]:
+    """Service models kept in the bundled botocore (``("*",)`` keeps all of them).
+
+    From the ``[tool.elsai.lambda-bundle]`` table of the CDK project's ``pyproject.toml`` (the
+    directory synth runs in), else elsai's default list.
+    """
+    path = pyproject or Path.cwd() / "pyproject.toml"
+    if not path.exists():
         return DEFAULT_BOTOCORE_SERVICES
-    table = tomllib.loads(pyproject.read_text()).get("tool", {}).get("elsai", {})
-    services = table.get("lambda-bundle", {}).get("botocore-services", ["*"])
+    table = tomllib.loads(path.read_text()).get("tool", {}).get("elsai", {})
+    if "lambda-bundle" not in table:
+        return DEFAULT_BOTOCORE_SERVICES
+    services = table["lambda-bundle"].get("botocore-services", ["*"])
     if not isinstance(services, list) or not all(isinstance(s, str) and s for s in services):
         raise ValueError(
             "[tool.elsai.lambda-bundle] botocore-services must be a list of service names"

@@ -88,14 +88,6 @@ LAZY_MODULES = ("aws_xray_sdk.core",)
 _LIST_ENV = {"PYTHONHASHSEED": "0", "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"}
 
 
-def entry_modules(bundle: Path, lambdas_dir: Path) -> list[str]:
-    """The top-level modules and packages of ``lambdas/`` as they sit in the bundle."""
-    names = {p.stem for p in lambdas_dir.glob("*.py")}
-    names |= {p.name for p in lambdas_dir.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    found = sorted(n for n in names if (bundle / f"{n}.py").exists() or (bundle / n).is_dir())
-    return found + [m for m in LAZY_MODULES if (bundle / m.split(".")[0]).is_dir()]
-
-
 def precompile_init_imports(bundle: Path, modules: list[str]) -> int:
     """Compile what importing ``modules`` loads from ``bundle``; returns the number of files."""
     if not modules:

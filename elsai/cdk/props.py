@@ -36,6 +36,11 @@ def resolve_config(
         base = dataclasses.replace(base, agent_factory=factory)
     if model_id:
         base = dataclasses.replace(base, model_id=model_id)
+    if not base.agent_factory:
+        raise ValueError(
+            "DurableAgentService needs the agent factory: factory='my_agents.main:build' "
+            "(or config.agent_factory, or the agentFactory context value)"
+        )
     return base
 
 

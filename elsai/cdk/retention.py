@@ -17,6 +17,7 @@ from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.function import PythonFunction
+from elsai.serverless.contract import handler_name
 
 SWEEP_ACTIONS = ("s3:DeleteObject",)
 
@@ -39,7 +40,7 @@ class RetentionSweeper(Construct):
             self,
             "Function",
             code=code,
-            handler="sweeper.handler",
+            handler=handler_name("sweeper"),
             description=f"elsai retention: deletes sessions idle for {idle_days} days, whole",
             timeout_seconds=900,
             memory_mb=256,

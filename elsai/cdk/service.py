@@ -20,13 +20,14 @@ from elsai.cdk.api import JobsApi
 from elsai.cdk.bundling import lambda_code
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.factory_check import check_agent_factory
-from elsai.cdk.lock import LAMBDAS_DIR, LOCK_FILE
+from elsai.cdk.lock import LOCK_FILE
 from elsai.cdk.nag import acknowledge_findings
 from elsai.cdk.props import add_outputs, code_paths, resolve_config, state_machine_name
 from elsai.cdk.retention import RetentionSweeper
 from elsai.cdk.state_machine import AgentStateMachine
 from elsai.cdk.storage import SessionsBucket
 from elsai.cdk.tenancy import TenantRole
+from elsai.serverless.contract import SERVICE_METADATA
 
 
 class DurableAgentService(Construct):
@@ -110,6 +111,9 @@ class DurableAgentService(Construct):
         self.sweeper_function = self.sweeper.function if self.sweeper else None
         acknowledge_findings(self)
         add_outputs(self, output_prefix)
+        # For the local runtime (elsai.local): which code the bundle gets. Assembly metadata,
+        # not template content: a deploy sees nothing of it.
+        self.node.add_metadata(SERVICE_METADATA, {"code": [str(p) for p in self.code]})
 
     def _asset(
         self,
@@ -121,7 +125,7 @@ class DurableAgentService(Construct):
         if check_factory is None:
             check_factory = str(self.node.try_get_context("checkAgentFactory")).lower() != "false"
         if check_factory:  # fail synth, not every slice
-            dirs = (LAMBDAS_DIR, *dict.fromkeys(p.parent for p in self.code))
+            dirs = tuple(dict.fromkeys(p.parent for p in self.code))
             check_agent_factory(self.config.agent_factory, dirs)
         factory_module = [self.config.agent_factory.partition(":")[0]] if self.code else []
         return lambda_code(

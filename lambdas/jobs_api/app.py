@@ -25,9 +25,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
-
-from jobs_api import aws, owner
-from jobs_api.errors import (
+from elsai_lambdas.jobs_api import aws, owner
+from elsai_lambdas.jobs_api.errors import (
     Conflict,
     InvalidRequest,
     NotFound,
@@ -35,10 +34,10 @@ from jobs_api.errors import (
     TooLarge,
     Unidentified,
 )
-from jobs_api.routes import jobs as jobs_routes
-from jobs_api.routes import progress as progress_routes
-from jobs_api.routes import sessions as sessions_routes
-from jobs_api.telemetry import logger, tracer
+from elsai_lambdas.jobs_api.routes import jobs as jobs_routes
+from elsai_lambdas.jobs_api.routes import progress as progress_routes
+from elsai_lambdas.jobs_api.routes import sessions as sessions_routes
+from elsai_lambdas.jobs_api.telemetry import logger, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
 app.use(middlewares=[owner.middleware])  # caller identity + job ownership (jobs_api.owner)

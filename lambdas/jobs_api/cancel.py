@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
+from elsai_lambdas.jobs_api import aws, jobs
+from elsai_lambdas.jobs_api.errors import Conflict, NotFound
 
 from elsai.errors import SessionConflictError
 from elsai.session import keys
-from jobs_api import aws, jobs
-from jobs_api.errors import Conflict, NotFound
 
 CANCEL_ERROR = "elsai.Cancelled"
 

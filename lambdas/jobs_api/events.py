@@ -14,14 +14,14 @@ import binascii
 import json
 from typing import Any
 
+from elsai_lambdas.jobs_api import aws, jobs
+from elsai_lambdas.jobs_api.cancel import public_status
+from elsai_lambdas.jobs_api.errors import InvalidRequest
+from elsai_lambdas.jobs_api.history import HistoryPage, HistoryState, history_events, stamp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from elsai.session import keys
 from elsai.session.storage.base import StorageBackend
-from jobs_api import aws, jobs
-from jobs_api.cancel import public_status
-from jobs_api.errors import InvalidRequest
-from jobs_api.history import HistoryPage, HistoryState, history_events, stamp
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
+from elsai_lambdas.jobs_api import aws
+from elsai_lambdas.jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
 
 from elsai.serverless import ParkedTaskToken, executions, limits, read_parked_token
 from elsai.serverless.answers import InterruptAlreadyAnsweredError, claim_answer
 from elsai.serverless.node_status import node_status
-from jobs_api import aws
-from jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
 
 _JOB_ID_RE = re.compile(limits.JOB_ID_PATTERN)  # execution names this API creates
 
@@ -51,7 +51,10 @@ def execution_arn(job_id: str) -> str:
 
 def job_name(idempotency_key: str | None) -> str:
     """A fresh execution name, or one derived from the client's Idempotency-Key."""
-    from jobs_api.owner import current, new_job_id  # tagged with the owner under isolation
+    from elsai_lambdas.jobs_api.owner import (  # tagged with the owner under isolation
+        current,
+        new_job_id,
+    )
 
     if idempotency_key is None:
         return new_job_id(uuid.uuid4().hex)
@@ -130,7 +133,7 @@ def describe_job(job_id: str) -> dict[str, Any]:
     A RUNNING execution parked on its current task token reports WAITING_FOR_INPUT and the
     interrupts it waits on.
     """
-    from jobs_api.cancel import public_status  # cancel builds on this module
+    from elsai_lambdas.jobs_api.cancel import public_status  # cancel builds on this module
 
     chain = _chain(job_id)
     out = executions.job_view(job_id, chain)

@@ -3,10 +3,9 @@
 from typing import Any
 
 from botocore.exceptions import ClientError
-
-from jobs_api import aws, owner
-from jobs_api.cancel import public_status
-from jobs_api.errors import InvalidRequest
+from elsai_lambdas.jobs_api import aws, owner
+from elsai_lambdas.jobs_api.cancel import public_status
+from elsai_lambdas.jobs_api.errors import InvalidRequest
 
 MAX_LIST = 100
 _STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import boto3
@@ -29,9 +27,6 @@ from api_helpers import (
 )
 from moto import mock_aws
 
-LAMBDAS = Path(__file__).resolve().parents[2] / "lambdas"
-if str(LAMBDAS) not in sys.path:  # the handlers are top-level modules in the Lambda bundle
-    sys.path.insert(0, str(LAMBDAS))
 # Read when the handler modules are imported (module-level Tracer).
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 
@@ -110,7 +105,7 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _account(definition: dict[str, Any]) -> Api:
-    import api_handler
+    from elsai_lambdas import api_handler
 
     s3 = boto3.client("s3", region_name=REGION)
     s3.create_bucket(Bucket=BUCKET)
@@ -138,7 +133,7 @@ def api(aws_env: None) -> Iterator[Api]:
 @pytest.fixture
 def engine_api(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
     """moto's ASL engine; the park task calls the real agent handler in process."""
-    import agent_handler
+    from elsai_lambdas import agent_handler
     from moto.awslambda_simple.models import LambdaSimpleBackend
 
     def invoke(_self: Any, function_name: str, qualifier: Any, body: Any, headers: Any,

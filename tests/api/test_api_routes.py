@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 
-import jobs_api.aws
 import pytest
 from api_helpers import EVENTS, Api, load_event, make_event
 from botocore.exceptions import ClientError
+from elsai_lambdas.jobs_api import aws as jobs_aws
 
 
 def test_sam_fixtures_are_rest_proxy_events_for_the_deployed_routes() -> None:
@@ -63,7 +63,7 @@ def test_unexpected_failure_is_a_json_500_without_traceback(
     def broken() -> None:
         raise RuntimeError("secret internals /var/task/api_handler.py")
 
-    monkeypatch.setattr(jobs_api.aws, "sfn", broken)
+    monkeypatch.setattr(jobs_aws, "sfn", broken)
     event = make_event("post_jobs.json")
     reply = api.call(event)
     assert reply.status == 500
@@ -82,7 +82,7 @@ def test_aws_throttling_is_503_with_retry_after(api: Api, monkeypatch: pytest.Mo
                 "DescribeExecution",
             )
 
-    monkeypatch.setattr(jobs_api.aws, "sfn", Throttled)
+    monkeypatch.setattr(jobs_aws, "sfn", Throttled)
     reply = api.get_job("abc")
     assert reply.status == 503
     assert reply.headers["retry-after"] == "1"
@@ -103,7 +103,7 @@ def test_s3_throttling_under_the_session_store_is_503_too(
         def list_objects_v2(self, **_: object) -> None:
             raise ClientError({"Error": {"Code": "SlowDown", "Message": "slow"}}, "ListObjectsV2")
 
-    monkeypatch.setattr(jobs_api.aws, "s3", SlowS3)
+    monkeypatch.setattr(jobs_aws, "s3", SlowS3)
     reply = api.get_session("s1") if route == "session" else api.get_job(job_id)
     assert reply.status == 503, reply.body
     assert reply.headers["retry-after"] == "1"

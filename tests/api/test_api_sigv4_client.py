@@ -16,9 +16,9 @@ from api_helpers import REGION, Api
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
-from elsai.cli.jobs_client import ApiError, JobsClient
-from infra.local.api import JobsApiMixin
-from infra.local.http import LocalHttpApi
+from elsai.cli.jobs.client import ApiError, JobsClient
+from elsai.local.api import JobsApiMixin
+from elsai.local.http import LocalHttpApi
 
 
 class _Bridge(JobsApiMixin):
@@ -93,7 +93,7 @@ def test_api_errors_come_back_as_api_error_with_the_message(served: LocalHttpApi
 def test_stack_name_reads_the_api_url_output(api: Api) -> None:
     import boto3
 
-    from elsai.cli.jobs_client import stack_api_url
+    from elsai.cli.jobs.client import stack_api_url
 
     cfn = boto3.client("cloudformation", region_name=REGION)
     url = f"https://abc123.execute-api.{REGION}.amazonaws.com/v1/"
@@ -113,7 +113,7 @@ def test_stack_name_reads_the_api_url_output(api: Api) -> None:
 def test_follow_on_a_tty_polls_until_cancelled_and_exits_3(served: LocalHttpApi) -> None:
     import io
 
-    from elsai.cli.jobs_follow import Follower
+    from elsai.cli.jobs.follow import Follower
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

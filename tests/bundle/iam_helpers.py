@@ -13,7 +13,7 @@ import json
 import uuid
 from typing import Any
 
-from infra.synth import DEFAULT_PSEUDO
+from elsai.local.definition import DEFAULT_PSEUDO
 
 REGION = DEFAULT_PSEUDO["AWS::Region"]
 ACCOUNT = DEFAULT_PSEUDO["AWS::AccountId"]

@@ -41,7 +41,7 @@ class Context:
         return int((self._deadline - time.monotonic()) * 1000)
 
 
-import agent_handler
+from elsai_lambdas import agent_handler
 import botocore
 
 result = agent_handler.handler(json.loads(os.environ["LAMBDA_EVENT"]), Context())

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,14 +29,12 @@ from moto import mock_aws
 from moto.core.authorization import enable_iam_authentication
 
 from elsai import aws_clients
+from elsai.local.definition import state_machine_logical_id
+from elsai.local.template import load_service
 from elsai.session import keys
-from infra.local.template import load_template
-from infra.synth import state_machine_logical_id
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVENTS = REPO_ROOT / "tests" / "api" / "events"
-if str(REPO_ROOT / "lambdas") not in sys.path:  # the handlers are top-level bundle modules
-    sys.path.insert(0, str(REPO_ROOT / "lambdas"))
 # Read when the handler modules are imported (module-level Tracer and Metrics), as on Lambda.
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "elsai")
@@ -60,7 +57,7 @@ class Context:
 
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
-    return load_template(REPO_ROOT)
+    return load_service(REPO_ROOT).template
 
 
 @pytest.fixture
@@ -140,7 +137,7 @@ def _api_event(fixture: str, path: str, body: Any = None) -> dict[str, Any]:
 def test_the_agent_role_is_enough_for_a_slice_and_its_park(
     account: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agent_handler
+    from elsai_lambdas import agent_handler
 
     _as(monkeypatch, account["agent"])
     session_id = f"iam-{uuid.uuid4().hex[:8]}"
@@ -167,7 +164,7 @@ def test_the_agent_role_is_enough_for_a_slice_and_its_park(
 def test_without_s3_put_object_the_slice_is_denied(
     account: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import agent_handler
+    from elsai_lambdas import agent_handler
 
     reduced = without_action(account["agent"], "s3:PutObject")
     assert reduced != account["agent"]
@@ -187,7 +184,7 @@ def test_without_s3_put_object_the_slice_is_denied(
 def test_the_api_role_can_start_a_job_and_read_its_status(
     account: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import api_handler
+    from elsai_lambdas import api_handler
 
     _as(monkeypatch, account["api"])
     with enable_iam_authentication():

@@ -83,11 +83,12 @@ def test_pruning_keeps_the_named_botocore_models_and_refuses_unknown_ones(tmp_pa
 def test_the_dev_constraints_pin_every_dev_requirement() -> None:
     """CI installs with ``-c locks/dev.txt``: every dev dependency must be pinned there."""
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
-    dev = project["optional-dependencies"]["dev"] + project["dependencies"]
+    groups = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["dependency-groups"]
+    dev = groups["dev"] + project["dependencies"]
     pins = locked_versions(DEV_CONSTRAINTS)
     assert unsatisfied(dev, pins) == []
     makefile = (REPO_ROOT / "Makefile").read_text()
-    assert '-m pip install -q -c $(DEV_LOCK) -e ".[dev]"' in makefile
+    assert "-m pip install -q -c $(DEV_LOCK) -e . --group dev" in makefile
     assert "DEV_LOCK := locks/dev.txt" in makefile
 
 

@@ -11,7 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from infra.synth import state_machine_definition, synth_template
+from elsai.local.definition import state_machine_definition
+from infra.synth import synth_template
 
 ACCOUNT = "000000000000"
 REGION = "us-east-1"

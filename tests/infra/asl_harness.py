@@ -20,7 +20,7 @@ from moto.stepfunctions.parser.asl.component.state.exec.state_task.service impor
     state_task_service_sfn,
 )
 
-from infra.synth import state_machine_definition
+from elsai.local.definition import state_machine_definition
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from test_infra_nag import assert_clean
 
-from infra.local import LocalRuntime
+from elsai.local import LocalRuntime
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "hello-service"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from elsai.cdk.config import ElsaiConfig
-from infra.synth import state_machine_definition
+from elsai.local.definition import state_machine_definition
 
 AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
 

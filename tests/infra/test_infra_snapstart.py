@@ -14,7 +14,7 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from elsai.cdk.config import ElsaiConfig
-from infra.synth import state_machine_definition
+from elsai.local.definition import state_machine_definition
 
 AGENT_ARN = "arn:aws:lambda:us-east-1:123456789012:function:elsai-agent"
 

@@ -13,7 +13,7 @@ from elsai.cdk.state_machine import (
     RETRYABLE_ERRORS,
     THROTTLE_ERRORS,
 )
-from infra.synth import state_machine_definition, state_machine_logical_id
+from elsai.local.definition import state_machine_definition, state_machine_logical_id
 
 AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
 # The Graph/Swarm path (elsai/cdk/multi_agent.py); tested in test_infra_multi_agent.py.

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from infra.synth import state_machine_definition, state_machine_logical_id, synth_template
+from elsai.local.definition import state_machine_definition, state_machine_logical_id
+from infra.synth import synth_template
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

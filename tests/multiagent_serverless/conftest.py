@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ma_helpers import MaStack
 
-from infra.local import LocalRuntime
+from elsai.local import LocalRuntime
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.local import LocalRuntime
+from elsai.local import LocalRuntime
 
 
 @dataclass

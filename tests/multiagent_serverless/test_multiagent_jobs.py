@@ -12,8 +12,8 @@ from typing import Any
 
 from ma_helpers import MaStack
 
+from elsai.local import Fault, InvocationInfo
 from elsai.session import keys
-from infra.local import Fault, InvocationInfo
 
 
 def _node_runs(ma: MaStack, job_id: str) -> Counter[str]:

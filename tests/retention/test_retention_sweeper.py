@@ -113,7 +113,7 @@ def test_sweeper_lambda_reads_its_settings(
     s3_bucket: str, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "elsai-test")  # read at import
-    import sweeper
+    from elsai_lambdas import sweeper
 
     clock.now = dt.datetime.now(dt.UTC) - dt.timedelta(days=10)
     _turn(s3_bucket, "gone", "hello")

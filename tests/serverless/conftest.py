@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from serverless_helpers import Stack
 
-from infra.local import LocalRuntime
+from elsai.local import LocalRuntime
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

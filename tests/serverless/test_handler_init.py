@@ -22,6 +22,7 @@ _BASE_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
     "ELSAI_SESSIONS_BUCKET": "bucket",
+    "ELSAI_AGENT_FACTORY": "example_agent:build_agent",
     "ELSAI_MODEL": "scripted",
     "POWERTOOLS_SERVICE_NAME": "elsai",
     "POWERTOOLS_METRICS_NAMESPACE": "elsai",
@@ -29,7 +30,7 @@ _BASE_ENV = {
 
 
 def _run(code: str, env: dict[str, str], extra_path: list[Path] | None = None) -> dict[str, Any]:
-    path = [*(extra_path or []), ROOT / "lambdas", ROOT]
+    path = [*(extra_path or []), ROOT / "examples" / "agents", ROOT]
     full = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "PYTHONPATH": os.pathsep.join(map(str, path)),
@@ -47,7 +48,7 @@ _LOADED = "import json, sys\n{body}\nprint(json.dumps({{'modules': sorted(sys.mo
 
 
 def test_tracing_off_imports_neither_the_xray_sdk_nor_boto3() -> None:
-    body = "out = {}\nimport agent_handler\nout['tracer'] = repr(agent_handler.tracer.tracer)"
+    body = "out = {}\nfrom elsai_lambdas import agent_handler\nout['tracer'] = repr(agent_handler.tracer.tracer)"
     result = _run(_LOADED.format(body=body), {"POWERTOOLS_TRACE_DISABLED": "true"})
     tops = {m.split(".")[0] for m in result["modules"]}
     assert "aws_xray_sdk" not in tops
@@ -59,8 +60,8 @@ def test_tracing_off_imports_neither_the_xray_sdk_nor_boto3() -> None:
 _TRACED = """
 import json, sys
 from aws_xray_sdk.core import xray_recorder
-import agent_handler
-from infra.local.shapes import LocalLambdaContext
+from elsai_lambdas import agent_handler
+from elsai.local.shapes import LocalLambdaContext
 
 sent = []
 
@@ -95,9 +96,9 @@ def test_tracing_on_still_emits_the_handler_subsegments(tmp_path: Path) -> None:
     assert result["xray"] is True
     assert result["error"] == "ValidationError"  # the event lacks every id
     # Powertools streams each closed subsegment: the inner method first, then the handler.
-    assert result["names"] == ["## agent_handler._run", "## handler"]
+    assert result["names"] == ["## elsai_lambdas.agent_handler._run", "## handler"]
     # the exception is recorded on both
-    assert result["faults"] == ["## agent_handler._run", "## handler"]
+    assert result["faults"] == ["## elsai_lambdas.agent_handler._run", "## handler"]
 
 
 _HOOKS = """
@@ -114,7 +115,8 @@ def register_before_snapshot(func, *args, **kwargs):
 
 _SNAP = """
 out = {}
-import agent_handler, snapshot_restore_py
+from elsai_lambdas import agent_handler
+import snapshot_restore_py
 from elsai import aws_clients
 before = list(aws_clients._clients.values())
 out["clients_at_init"] = len(before)

@@ -1,7 +1,7 @@
 """The same crash and recovery with cold children: a fresh interpreter per Lambda invocation.
 
 The other modules fork children from a pre-imported server; this one checks the plain
-`python -m infra.local.lambda_child` path (event on stdin) gives the same behaviour.
+`python -m elsai.local.lambda_child` path (event on stdin) gives the same behaviour.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from serverless_helpers import Stack, assert_valid_conversation, prompt_count
 
-from infra.local import LocalRuntime, kill_in_tool
+from elsai.local import LocalRuntime, kill_in_tool
 
 HERE = Path(__file__).resolve().parent
 

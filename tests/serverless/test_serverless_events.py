@@ -12,7 +12,7 @@ from typing import Any
 
 from serverless_helpers import Stack, assert_valid_conversation
 
-from infra.local import Fault, InvocationInfo, LocalApiError, LocalRuntime, kill_in_tool
+from elsai.local import Fault, InvocationInfo, LocalApiError, LocalRuntime, kill_in_tool
 
 PROMPT = "Process orders 1, 2 and 3"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from serverless_helpers import Stack, assert_valid_conversation, prompt_count
 
-from infra.local import Fault, InvocationInfo, always_fail
+from elsai.local import Fault, InvocationInfo, always_fail
 
 
 def _max_attempts(definition: dict, error: str) -> int:

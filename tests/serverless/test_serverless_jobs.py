@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from serverless_helpers import Stack, assert_valid_conversation, prompt_count, run_slice_events
 
-from infra.local import LocalApiError, kill_in_tool
+from elsai.local import LocalApiError, kill_in_tool
 
 PROMPT = "Process orders 1, 2 and 3"
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from serverless_helpers import Stack, assert_valid_conversation, prompt_count
 
-from infra.local import Fault, InvocationInfo
-from infra.local.faults import every_slice
+from elsai.local import Fault, InvocationInfo
+from elsai.local.faults import every_slice
 
 STOP_AT_FIRST_BOUNDARY = every_slice(Fault(timeout_seconds=30))
 

@@ -80,7 +80,8 @@ def _resolve(node: Any, pseudo: dict[str, str]) -> Any:
 @pytest.fixture(scope="module")
 def tenant_statements() -> list[dict[str, Any]]:
     """The tenant role's policy as `elsai/cdk/tenancy.py` synthesizes it."""
-    from infra.synth import DEFAULT_PSEUDO, synth_template
+    from elsai.local.definition import DEFAULT_PSEUDO
+    from infra.synth import synth_template
 
     template = synth_template({"tenantIsolation": "true", "aws:cdk:bundling-stacks": []}, nag=False)
     (policy,) = [
@@ -142,7 +143,7 @@ def account(
 
 
 def _slice(job_id: str, probes: list[tuple[str, str]], monkeypatch: pytest.MonkeyPatch) -> Any:
-    import agent_handler
+    from elsai_lambdas import agent_handler
 
     monkeypatch.setenv("TENANCY_PROBES", json.dumps(probes))
     event = {"action": "run_slice", "job_id": job_id, "execution_id": f"exec-{job_id}",

@@ -3,10 +3,9 @@
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
-
-from jobs_api import cancel, events, jobs, listing
-from jobs_api.errors import InvalidRequest
-from jobs_api.telemetry import logger, tracer
+from elsai_lambdas.jobs_api import cancel, events, jobs, listing
+from elsai_lambdas.jobs_api.errors import InvalidRequest
+from elsai_lambdas.jobs_api.telemetry import logger, tracer
 
 router = Router()
 

@@ -3,11 +3,11 @@
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from elsai_lambdas.jobs_api import aws
+from elsai_lambdas.jobs_api.errors import InvalidRequest, NotFound
+from elsai_lambdas.jobs_api.telemetry import tracer
 
 from elsai.session import keys
-from jobs_api import aws
-from jobs_api.errors import InvalidRequest, NotFound
-from jobs_api.telemetry import tracer
 
 router = Router()
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.local.faults import Fault, InvocationInfo
-from infra.local.shapes import ERROR_MARK, EVENT_MARK, RESULT_MARK
-from infra.local.zygote import Zygote
+from elsai.local.faults import Fault, InvocationInfo
+from elsai.local.shapes import ERROR_MARK, EVENT_MARK, RESULT_MARK
+from elsai.local.zygote import Zygote
 
 INIT_ALLOWANCE_S = 10.0  # Lambda's init phase limit: imports are not part of the timeout
 
@@ -125,7 +125,7 @@ def _run_spawned(
 ) -> None:
     with tempfile.TemporaryFile(mode="w+") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "infra.local.lambda_child"], cwd=cwd, env=env, text=True,
+            [sys.executable, "-m", "elsai.local.lambda_child"], cwd=cwd, env=env, text=True,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
         )  # fmt: skip
         assert proc.stdin is not None and proc.stdout is not None

@@ -6,7 +6,7 @@ function timeout. The result goes to stdout as one marked line (Powertools logs 
 stdout); an exception goes to stderr as Lambda's error JSON and the exit code is 1. A
 SIGKILL leaves no result at all: the parent turns that into `Runtime.ExitError`.
 
-Two ways in: `python -m infra.local.lambda_child` (event on stdin: a cold process), or
+Two ways in: `python -m elsai.local.lambda_child` (event on stdin: a cold process), or
 `run_forked`, forked from a server that pre-imported the heavy libraries (boto3, pydantic,
 Powertools, elsai) so each invocation skips ~1 s of imports. Neither imports the handler or
 the user's factory before the invocation's environment is in place.
@@ -21,13 +21,13 @@ import traceback
 from typing import Any
 
 PRELOAD = ["boto3", "botocore.session", "pydantic", "aws_lambda_powertools", "aws_lambda_powertools.metrics",
-           "elsai", "elsai.serverless", "elsai.session", "infra.local.instrument"]  # fmt: skip
+           "elsai", "elsai.serverless", "elsai.session", "elsai.local.instrument"]  # fmt: skip
 
 
 def _handle(event: dict[str, Any]) -> int:
-    import agent_handler  # init phase: not counted in the function timeout
+    from elsai_lambdas import agent_handler  # init phase: not counted in the function timeout
 
-    from infra.local.shapes import ERROR_MARK, EVENT_MARK, RESULT_MARK, LocalLambdaContext
+    from elsai.local.shapes import ERROR_MARK, EVENT_MARK, RESULT_MARK, LocalLambdaContext
 
     sys.stdout.write(
         EVENT_MARK + json.dumps({"type": "handler_started"}) + "\n"

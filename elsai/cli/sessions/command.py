@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from elsai.cli.listing import ls_entry, only_agent
+from elsai.cli.sessions.listing import ls_entry, only_agent
 from elsai.cli.render import (
     Style,
     bookmark_line,
@@ -24,7 +24,7 @@ from elsai.cli.render import (
     to_json,
     write,
 )
-from elsai.cli.store import CliError, Store, open_store
+from elsai.cli.sessions.store import CliError, Store, open_store
 from elsai.errors import ElsaiError
 from elsai.session.check import (
     AgentSnapshot,
@@ -361,6 +361,6 @@ def _check(args: argparse.Namespace, store: Store, style: Style) -> int:
 
 
 def _tail(args: argparse.Namespace, store: Store, style: Style) -> int:
-    from elsai.cli.tail import follow
+    from elsai.cli.sessions.tail import follow
 
     return follow(args, store, style)

@@ -17,7 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from infra.local.api import JobsApiMixin
+from elsai.local.api import JobsApiMixin
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload cap
 _ROUTES: list[tuple[re.Pattern[str], str, str | None]] = [
@@ -53,6 +53,7 @@ class LocalHttpApi:
     def url(self) -> str:
         """Base URL clients use, e.g. ``http://127.0.0.1:8123``."""
         host, port = self._server.server_address[:2]
+        host = host.decode() if isinstance(host, bytes) else host
         return f"http://{host}:{port}"
 
     def start(self) -> LocalHttpApi:

@@ -10,8 +10,8 @@ import json
 import threading
 from typing import Any
 
-from infra.local.events import EventSink, LocalEvent
-from infra.local.invoker import InvocationRecord
+from elsai.local.events import EventSink, LocalEvent
+from elsai.local.invoker import InvocationRecord
 
 
 def _short(value: Any, limit: int = 120) -> str:

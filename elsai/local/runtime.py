@@ -4,18 +4,18 @@ Why a server and children: the agent Lambda must be killable mid-tool like a rea
 so it runs in its own process, and that process needs S3 over the network, so moto runs as
 a (threaded, in-process) server. moto's Step Functions engine executes the template's ASL
 in this process and invokes Lambda through `LambdaSimpleBackend.invoke`, the one seam we
-replace: every invocation becomes a child running the real `lambdas/agent_handler.handler`.
-The jobs API is the real `lambdas/api_handler.handler`, called in process with API Gateway
+replace: every invocation becomes a child running the real `elsai_lambdas.agent_handler.handler`.
+The jobs API is the real `elsai_lambdas.api_handler.handler`, called in process with API Gateway
 REST events.
 """
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import logging
 import os
-import sys
 import tempfile
 import threading
 import urllib.request
@@ -25,15 +25,21 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from elsai.cli.local import find_repo_root
-from infra.local.api import InspectMixin, JobsApiMixin
-from infra.local.events import EventSink
-from infra.local.faults import FAULT_ENV, FaultPlan, InvocationInfo
-from infra.local.invoker import InvocationRecord, run_child
-from infra.local.progress import Progress
-from infra.local.shapes import ACCOUNT, REGION
-from infra.local.template import fast_retries, function_environment, load_template, resource
-from infra.local.zygote import Zygote
+from elsai.local.api import InspectMixin, JobsApiMixin
+from elsai.local.events import EventSink
+from elsai.local.faults import FAULT_ENV, FaultPlan, InvocationInfo
+from elsai.local.invoker import InvocationRecord, run_child
+from elsai.local.progress import Progress
+from elsai.local.shapes import ACCOUNT, REGION
+from elsai.local.template import (
+    SynthesizedService,
+    fast_retries,
+    function_environment,
+    load_service,
+    resource,
+)
+from elsai.local.zygote import Zygote
+from elsai.serverless.contract import HANDLER_MODULES, handler_name
 
 AGENT_FUNCTION, API_FUNCTION = "elsai-agent", "elsai-api"
 BUCKET = "elsai-sessions-local"
@@ -49,6 +55,8 @@ _ENDPOINT_VARS = (
 class LocalRuntime(JobsApiMixin, InspectMixin):
     """Context manager; see the module docstring. Not re-entrant: one per process at a time.
 
+    project: the CDK app directory (its cdk.json) whose DurableAgentService runs (default: cwd);
+    service: an already synthesized service instead (tests build it once per session).
     agent_factory: `module:function` for the agent (default: the template's).
     fast_retries: Retry waits of 1 s instead of the template's backoff (tests, quick demos).
     function_timeout_s / safety_margin_ms: each slice's deadline and how early it stops.
@@ -64,7 +72,8 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
     def __init__(
         self,
         *,
-        root: Path | None = None,
+        project: Path | None = None,
+        service: SynthesizedService | None = None,
         agent_factory: str | None = None,
         fast_retries: bool = False,
         function_timeout_s: float | None = None,
@@ -76,13 +85,8 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         bedrock_credentials: dict[str, str] | None = None,
         preloaded: bool = True,
     ) -> None:
-        # default: the checkout at or above the cwd, else the one this module is in
-        found = root or find_repo_root() or find_repo_root(Path(__file__).resolve().parent)
-        if found is None:
-            raise RuntimeError(
-                "not inside an elsai repo checkout (no cdk.json + infra/ + lambdas/ above the current directory)"
-            )
-        self.root = found
+        self.project = (project or Path.cwd()).resolve()
+        self.service = service
         self.agent_factory = agent_factory
         self.fast_retries = fast_retries
         self.function_timeout_s = function_timeout_s
@@ -118,10 +122,9 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         self.close()
 
     def start(self) -> None:
-        for path in (str(self.root), str(self.root / "lambdas")):
-            if path not in sys.path:
-                sys.path.insert(0, path)
-        template = load_template(self.root)
+        if self.service is None:
+            self.service = load_service(self.project)
+        template = self.service.template
         from moto.awslambda_simple.models import LambdaSimpleBackend
         from moto.server import ThreadedMotoServer
 
@@ -154,7 +157,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
                 **os.environ,
                 "PYTHONPATH": self._child_pythonpath(),
             }
-            self._zygote = Zygote(self.root, env)
+            self._zygote = Zygote(self.project, env)
         self._create_resources(template)
         self._original_invoke = LambdaSimpleBackend.__dict__["invoke"]
         runtime = self
@@ -171,8 +174,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
 
         LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign,assignment]
 
-        import api_handler
-
+        api_handler = importlib.import_module(HANDLER_MODULES["api"])
         api_handler.logger.setLevel(os.environ.get("ELSAI_LOCAL_API_LOG_LEVEL", "WARNING"))
         self._api = api_handler
 
@@ -245,7 +247,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
     def _create_resources(self, template: dict[str, Any]) -> None:
         import boto3
 
-        from infra.synth import state_machine_definition
+        from elsai.local.definition import state_machine_definition
 
         iam: Any = boto3.client("iam")
         lam: Any = boto3.client("lambda")
@@ -260,7 +262,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         zipped = io.BytesIO()
         with zipfile.ZipFile(zipped, "w") as archive:
             archive.writestr(
-                "agent_handler.py", "# the real code runs in a child process; see infra/local\n"
+                "agent_handler.py", "# the real code runs in a child process; see elsai/local\n"
             )
         self._functions: list[str] = []
         self.agent_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{AGENT_FUNCTION}"
@@ -281,8 +283,8 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         self.template_timeout_s = float(agent_props.get("Timeout", 900))
         self.memory_mb = int(agent_props.get("MemorySize", 1024))
         for name, handler, env in (
-            (AGENT_FUNCTION, "agent_handler.handler", self.agent_env),
-            (API_FUNCTION, "api_handler.handler", self.api_env),
+            (AGENT_FUNCTION, handler_name("agent"), self.agent_env),
+            (API_FUNCTION, handler_name("api"), self.api_env),
         ):
             lam.create_function(
                 FunctionName=name, Runtime="python3.12", Role=role, Handler=handler, Code={"ZipFile": zipped.getvalue()},
@@ -313,7 +315,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             self.invocations.append(record)
         self.progress.invocation_started(record)
         try:
-            run_child(record, cwd=self.root, env=self._child_env(record, timeout_s), timeout_s=timeout_s,
+            run_child(record, cwd=self.project, env=self._child_env(record, timeout_s), timeout_s=timeout_s,
                       on_child_event=lambda data: self.progress.child_event(record, data), zygote=self._zygote)  # fmt: skip
         except (
             Exception
@@ -349,18 +351,18 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         )
 
     def _child_pythonpath(self) -> str:
-        """The checkout, lambdas/, the caller's `pythonpath`, then any PYTHONPATH already set."""
+        """The service's code (as the bundle holds it), the caller's `pythonpath`, then PYTHONPATH."""
         inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        return os.pathsep.join(
-            [str(self.root), str(self.root / "lambdas"), *map(str, self.pythonpath), *inherited]
-        )
+        code = self.service.code if self.service else ()
+        dirs = dict.fromkeys(str(p.parent) for p in code)
+        return os.pathsep.join([*dirs, *map(str, self.pythonpath), *inherited])
 
     def _child_env(self, record: InvocationRecord, timeout_s: float) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _ENDPOINT_VARS}
         env.update(self.agent_env)
         env.update({
-            "ELSAI_AGENT_FACTORY": "infra.local.instrument:instrumented_factory",
-            "ELSAI_LOCAL_USER_FACTORY": self.agent_factory or self.agent_env.get("ELSAI_AGENT_FACTORY", "example_agent:build_agent"),
+            "ELSAI_AGENT_FACTORY": "elsai.local.instrument:instrumented_factory",
+            "ELSAI_LOCAL_USER_FACTORY": self.agent_factory or self.agent_env.get("ELSAI_AGENT_FACTORY", ""),
             "ELSAI_LOCAL_FUNCTION_NAME": AGENT_FUNCTION, "ELSAI_LOCAL_TIMEOUT_MS": str(int(timeout_s * 1000)),
             "ELSAI_LOCAL_MEMORY_MB": str(self.memory_mb), "ELSAI_LOCAL_REQUEST_ID": record.request_id,
             "ELSAI_LOCAL_LEDGER": str(self.ledger_path), FAULT_ENV: record.fault.to_env() if record.fault else "",

@@ -16,15 +16,15 @@ import signal
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from elsai.hooks.events import BeforeToolCallEvent
+from elsai.local.faults import FAULT_ENV, Fault
+from elsai.local.shapes import EVENT_MARK
 from elsai.serverless import load_factory
 from elsai.tools.base import AgentTool, WrappedTool
 from elsai.tools.context import ToolContext
 from elsai.types import ToolResult, ToolUse
-from infra.local.faults import FAULT_ENV, Fault
-from infra.local.shapes import EVENT_MARK
 
 if TYPE_CHECKING:
     from elsai.agent.agent import Agent
@@ -118,7 +118,7 @@ def _agents(built: Any) -> list[Agent]:
     nodes = getattr(built, "nodes", None)
     if not isinstance(nodes, dict):
         return [built]
-    return [getattr(node, "executor", node) for node in nodes.values()]
+    return [cast("Agent", getattr(node, "executor", node)) for node in nodes.values()]
 
 
 def instrumented_factory(config: AgentConfig) -> Agent:

@@ -5,9 +5,8 @@ retry, and the checkpoint resume that completes the job. `--agent-factory` and
 `--pythonpath` run a user's own agent instead of the template's, and `--answer` finishes a
 job that stops for a person (exit code 4 while it waits).
 
-The runtime lives in the repo's `infra/local` (beside the CDK app it runs), not in the
-installed package, so this command works from a checkout: it finds the repo root and puts
-it and `lambdas/` on sys.path first.
+It runs the CDK app of the current directory (its cdk.json), the way `cdk synth` would find
+it; the runtime is `elsai.local` (the `local` extra).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from elsai.cli.local_answers import (
+from elsai.cli.local.answers import (
     EXIT_CODES_HELP,
     EXIT_USAGE,
     agent_options,
@@ -29,7 +28,8 @@ from elsai.cli.local_answers import (
     print_waiting,
     run_to_end,
 )
-from elsai.cli.local_graph import add_example_option, run_example
+from elsai.cli.local.graph import add_example_option, run_example
+from elsai.cli.local.project import local_extra_missing, project_dir
 from elsai.cli.render import Style
 
 DEFAULT_PROMPT = "Process orders 1, 2 and 3"
@@ -108,7 +108,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print one JSON summary instead of live progress"
     )
     run.add_argument("--no-color", action="store_true", help="never colour (also: NO_COLOR env)")
-    add_example_option(run)  # --example graph (elsai/cli/local_graph.py)
+    add_example_option(run)  # --example graph (elsai/cli/local/graph.py)
 
 
 def _add_agent_options(run: argparse.ArgumentParser) -> None:
@@ -135,41 +135,6 @@ def _add_agent_options(run: argparse.ArgumentParser) -> None:
     )
 
 
-def import_local_runtime(root: Path | str | None = None) -> Any:
-    """The checkout's `infra.local` module (LocalRuntime and the fault plans), from anywhere.
-
-    The runtime lives in the checkout beside the CDK app, not in the installed package; this
-    puts the checkout at or above `root` on sys.path first. Default: the current directory's
-    checkout, else the one an editable install (`pip install -e .`) of elsai points into.
-    """
-    found = find_repo_root(Path(root) if root is not None else None)
-    if found is None and root is None:
-        found = find_repo_root(Path(__file__).resolve().parent)
-    if found is None:
-        raise RuntimeError(
-            f"no elsai checkout (cdk.json + infra/ + lambdas/) at or above {root or Path.cwd()}"
-        )
-    for path in (str(found / "lambdas"), str(found)):
-        if path not in sys.path:
-            sys.path.insert(0, path)
-    import importlib
-
-    return importlib.import_module("infra.local")
-
-
-def find_repo_root(start: Path | None = None) -> Path | None:
-    """The nearest directory at or above `start` holding cdk.json, infra/ and lambdas/."""
-    here = (start or Path.cwd()).resolve()
-    for candidate in (here, *here.parents):
-        if (
-            (candidate / "cdk.json").is_file()
-            and (candidate / "infra").is_dir()
-            and (candidate / "lambdas").is_dir()
-        ):
-            return candidate
-    return None
-
-
 def _bedrock_credentials() -> dict[str, str]:
     """The caller's real credentials, resolved before the runtime points boto3 at moto."""
     import boto3
@@ -194,28 +159,20 @@ def _bedrock_credentials() -> dict[str, str]:
 
 
 def _prepare(args: argparse.Namespace) -> int | tuple[Path, tuple[str, ...], dict[str, Any], Any]:
-    """The checkout, the agent options and `infra.local`; an exit code if one is missing."""
-    root = find_repo_root()
-    if root is None:
-        print("elsai: error: `elsai local` runs the serverless stack from a repo checkout; no directory holding "
-              "cdk.json, infra/ and lambdas/ was found at or above " + str(Path.cwd()), file=sys.stderr)  # fmt: skip
+    """The project, the agent options and `elsai.local`; an exit code if one is missing."""
+    project = project_dir()
+    if project is None:
         return EXIT_USAGE
     try:
         pythonpath, answers = agent_options(args)
     except ValueError as exc:
         print(f"elsai: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        import moto.server  # noqa: F401
-
-        local = import_local_runtime(root)
-    except ImportError as exc:
-        print(
-            f"elsai: error: `elsai local` needs the dev extra (moto[server], aws-cdk-lib, powertools): pip install -e '.[dev]' ({exc})",
-            file=sys.stderr,
-        )
+    if local_extra_missing():
         return EXIT_USAGE
-    return root, pythonpath, answers, local
+    import elsai.local as local
+
+    return project, pythonpath, answers, local
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -224,7 +181,7 @@ def _run(args: argparse.Namespace) -> int:
         return prepared
     if args.example:
         return run_example(args, prepared)
-    root, pythonpath, answers, local = prepared
+    project, pythonpath, answers, local = prepared
     LocalRuntime, kill_in_job_tool = local.LocalRuntime, local.kill_in_job_tool  # noqa: N806
     credentials = _bedrock_credentials() if args.model == "bedrock" else None
     style = Style.for_stream(sys.stdout, no_color=args.no_color)
@@ -250,7 +207,7 @@ def _run(args: argparse.Namespace) -> int:
         margin = 1000
         timeout = args.slice_seconds + margin / 1000
     faults = None if args.no_kill else kill_in_job_tool(args.kill_in_tool)
-    with LocalRuntime(root=root, agent_factory=args.agent_factory, pythonpath=pythonpath, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
+    with LocalRuntime(project=project, agent_factory=args.agent_factory, pythonpath=pythonpath, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
                       faults=faults, on_event=show, bedrock_credentials=credentials, preloaded=not args.cold_start) as runtime:  # fmt: skip
         if not args.json:
             print(

@@ -25,7 +25,7 @@ from typing import IO, Any
 
 
 def _serve() -> None:
-    from infra.local.lambda_child import PRELOAD, run_forked
+    from elsai.local.lambda_child import PRELOAD, run_forked
 
     for name in PRELOAD:
         importlib.import_module(name)
@@ -84,7 +84,7 @@ class Zygote:
     """The parent's handle on one fork server (one per LocalRuntime)."""
 
     def __init__(self, root: Path, env: dict[str, str]) -> None:
-        self._proc = subprocess.Popen([sys.executable, "-m", "infra.local.zygote"], cwd=root, env=env,
+        self._proc = subprocess.Popen([sys.executable, "-m", "elsai.local.zygote"], cwd=root, env=env,
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)  # fmt: skip
         assert self._proc.stdout is not None
         self._ready = threading.Event()  # preloading runs while the caller sets up the rest

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from infra.local.invoker import InvocationRecord
-from infra.local.progress import Progress
-from infra.local.shapes import LocalLambdaContext, rest_proxy_event
+from elsai.local.invoker import InvocationRecord
+from elsai.local.progress import Progress
+from elsai.local.shapes import LocalLambdaContext, rest_proxy_event
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "CANCELLED"})
 

@@ -1,6 +1,6 @@
 """`elsai local run --example graph`: a multi-agent job on the local runtime, with a crash.
 
-The example factory (`lambdas/example_graph.py`) builds researcher → (writer_a, writer_b) →
+This repository's example factory (`examples/agents/example_graph.py`, bundled by its stack) builds researcher → (writer_a, writer_b) →
 editor. Step Functions runs each ready node in its own Lambda slices, the writers in one Map
 at the same time; writer_a's Lambda is SIGKILLed inside its tool, Step Functions retries that
 branch only, and the node resumes from its own after_model bookmark. The summary says which
@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from elsai.cli.local_answers import exit_code
+from elsai.cli.local.answers import exit_code
 from elsai.cli.render import Style
 
 EXAMPLES = {"graph": "example_graph:build_graph"}
@@ -36,7 +36,7 @@ def add_example_option(run: argparse.ArgumentParser) -> None:
 
 def run_example(args: argparse.Namespace, prepared: tuple[Any, ...]) -> int:
     """Run the example job end to end and print where each node ran."""
-    root, pythonpath, _answers, local = prepared
+    project, pythonpath, _answers, local = prepared
     style = Style.for_stream(sys.stdout, no_color=args.no_color)
     started = time.monotonic()
 
@@ -57,7 +57,7 @@ def run_example(args: argparse.Namespace, prepared: tuple[Any, ...]) -> int:
         if args.prompt != "Process orders 1, 2 and 3"
         else "Write a short piece about otters"
     )
-    with local.LocalRuntime(root=root, agent_factory=EXAMPLES[args.example], pythonpath=pythonpath, fast_retries=True,
+    with local.LocalRuntime(project=project, agent_factory=EXAMPLES[args.example], pythonpath=pythonpath, fast_retries=True,
                             faults=faults, on_event=show, preloaded=not args.cold_start) as runtime:  # fmt: skip
         job = runtime.start_job(prompt, session_id=args.session_id, agent_id="graph")
         final = runtime.wait(job["job_id"], timeout=args.timeout)

@@ -13,8 +13,8 @@ import json
 import sys
 from typing import Any
 
-from elsai.cli.jobs_client import ApiError, JobsClient, local_url, stack_api_url
-from elsai.cli.jobs_follow import EXIT_CODES, Follower
+from elsai.cli.jobs.client import ApiError, JobsClient, local_url, stack_api_url
+from elsai.cli.jobs.follow import EXIT_CODES, Follower
 
 
 def register(groups: Any) -> None:
@@ -54,7 +54,7 @@ def register(groups: Any) -> None:
     ls = _command(commands, "ls", "jobs, newest first", _ls)
     ls.add_argument("--limit", type=int, default=20)
     ls.add_argument("--status", help="only RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED jobs")
-    from elsai.cli.jobs_serve import add_serve
+    from elsai.cli.jobs.serve import add_serve
 
     add_serve(commands)
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from elsai.cli.jobs_client import JobsClient
+from elsai.cli.jobs.client import JobsClient
 from elsai.cli.render import Style
 
 #: Exit code of `follow` (and `start --follow`) per final status.

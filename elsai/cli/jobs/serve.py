@@ -2,7 +2,7 @@
 
 The synthesized state machine runs on moto, each agent Lambda invocation is the real handler
 in a child process, and the real API handler answers HTTP requests through
-`infra.local.LocalHttpApi`. The URL is written to `local_state_file()` so that
+`elsai.local.LocalHttpApi`. The URL is written to `local_state_file()` so that
 `elsai jobs --local ...` in another shell finds it. Runs until Ctrl-C or SIGTERM.
 """
 
@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from elsai.cli.jobs_client import local_state_file
+from elsai.cli.jobs.client import local_state_file
 
 
 def add_serve(commands: Any) -> None:
@@ -53,8 +53,8 @@ def add_serve(commands: Any) -> None:
     serve.set_defaults(handler=_serve)
 
 
-def _runtime(args: argparse.Namespace, root: Path) -> Any:
-    from infra.local import Fault, InvocationInfo, LocalRuntime
+def _runtime(args: argparse.Namespace, project: Path) -> Any:
+    from elsai.local import Fault, InvocationInfo, LocalRuntime
 
     env = {}
     for pair in args.child_env:
@@ -69,7 +69,7 @@ def _runtime(args: argparse.Namespace, root: Path) -> Any:
             return Fault(tool_seconds=args.tool_seconds) if info.action == "run_slice" else None
 
     paths = tuple(str(Path(p).resolve()) for p in args.pythonpath)
-    return LocalRuntime(root=root, agent_factory=args.agent_factory, fast_retries=args.fast_retries,
+    return LocalRuntime(project=project, agent_factory=args.agent_factory, fast_retries=args.fast_retries,
                         faults=faults, child_env=env, pythonpath=paths)  # fmt: skip
 
 
@@ -78,23 +78,18 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from elsai.cli.local import find_repo_root
+    from elsai.cli.local.project import EXIT_USAGE, local_extra_missing, project_dir
 
-    root = find_repo_root()
-    if root is None:
-        print("elsai: error: `elsai jobs serve` runs the stack from a repo checkout (cdk.json, infra/, lambdas/)",
-              file=sys.stderr)  # fmt: skip
-        return 2
-    for path in (str(root / "lambdas"), str(root)):
-        if path not in sys.path:
-            sys.path.insert(0, path)
+    project = project_dir()
+    if project is None or local_extra_missing():
+        return EXIT_USAGE
     for path in args.pythonpath:
         sys.path.insert(0, str(Path(path).resolve()))
-    from infra.local import LocalHttpApi
+    from elsai.local import LocalHttpApi
 
     signal.signal(signal.SIGTERM, _interrupt)
     state = local_state_file()
-    with _runtime(args, root) as runtime:
+    with _runtime(args, project) as runtime:
         server = LocalHttpApi(runtime, port=args.port)
         state.parent.mkdir(parents=True, exist_ok=True)
         state.write_text(json.dumps({"url": server.url, "pid": os.getpid()}))

@@ -1,0 +1,174 @@
+"""The project's synthesized template, cached, and what the local runtime reads from it.
+
+The project is a CDK app directory: its ``cdk.json`` names the app command, which is run the
+way the CDK CLI runs it (``CDK_OUTDIR`` and ``CDK_CONTEXT_JSON``), without the CLI and without
+building the Lambda bundle (``aws:cdk:bundling-stacks: []``): the local runtime runs the
+installed handlers, and the state machine does not depend on the asset. cdk-nag still runs.
+Synthesis takes 10-20 s, so the cloud assembly is cached under ``build/elsai-local/`` keyed by
+a hash of the project's sources, cdk.json and elsai's own construct library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from elsai.serverless.contract import SERVICE_METADATA
+
+_SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "cdk.out", "__pycache__", "tests"}
+_HASHED_SUFFIXES = {".py", ".json", ".toml"}
+
+
+@dataclass(frozen=True)
+class SynthesizedService:
+    """One DurableAgentService of a synthesized app: its stack's template and its code paths."""
+
+    template: dict[str, Any]
+    code: tuple[Path, ...]
+    stack_name: str
+
+
+def template_hash(project: Path) -> str:
+    """A digest of what shapes the synthesized template: project sources + elsai's constructs."""
+    digest = hashlib.sha256()
+    cdk_dir = Path(__file__).resolve().parent.parent / "cdk"
+    files = [(project, p) for p in _project_files(project)]
+    files += [(cdk_dir, p) for p in sorted(cdk_dir.glob("*.py"))]
+    for base, path in files:
+        digest.update(str(path.relative_to(base)).encode() + b"\0" + path.read_bytes() + b"\0")
+    digest.update(sys.executable.encode())
+    return digest.hexdigest()[:16]
+
+
+def _project_files(project: Path) -> list[Path]:
+    found: list[Path] = []
+    for root, dirs, files in os.walk(project):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        found += [Path(root) / f for f in sorted(files) if Path(f).suffix in _HASHED_SUFFIXES]
+    return found
+
+
+def load_service(project: Path, *, timeout: float = 600) -> SynthesizedService:
+    """The project's one DurableAgentService: from the cache, else synthesized once."""
+    project = project.resolve()
+    if not (project / "cdk.json").is_file():
+        raise FileNotFoundError(f"no cdk.json in {project}: run from a CDK app's directory")
+    outdir = project / "build" / "elsai-local" / f"cdk.out-{template_hash(project)}"
+    if not (outdir / "manifest.json").is_file():
+        _synthesize(project, outdir, timeout)
+    return _read_service(outdir)
+
+
+def _synthesize(project: Path, outdir: Path, timeout: float) -> None:
+    """Run the app command of cdk.json into a fresh directory, then move it into place."""
+    settings = json.loads((project / "cdk.json").read_text())
+    context = dict(settings.get("context", {}))
+    user_context = project / "cdk.context.json"
+    if user_context.is_file():
+        context.update(json.loads(user_context.read_text()))
+    context["aws:cdk:bundling-stacks"] = []
+    staging = outdir.with_name(f"{outdir.name}.{os.getpid()}.tmp")
+    staging.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "CDK_OUTDIR": str(staging), "CDK_CONTEXT_JSON": json.dumps(context),
+           "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}  # fmt: skip
+    proc = subprocess.run(_app_command(str(settings["app"])), cwd=project, env=env,
+                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    if proc.returncode != 0:
+        raise RuntimeError(f"cdk synthesis failed:\n{proc.stderr.strip()[-4000:]}")
+    with contextlib.suppress(OSError):  # another process synthesized the same sources first
+        staging.rename(outdir)
+
+
+def _app_command(app: str) -> list[str]:
+    """cdk.json's app command; ``python``/``python3`` become this interpreter (elsai's venv)."""
+    argv = shlex.split(app)
+    if argv and Path(argv[0]).name in ("python", "python3"):
+        argv[0] = sys.executable
+    return argv
+
+
+def _read_service(outdir: Path) -> SynthesizedService:
+    """The stack holding a DurableAgentService, from the assembly's manifest and template."""
+    manifest = json.loads((outdir / "manifest.json").read_text())
+    found = []
+    for name, artifact in manifest.get("artifacts", {}).items():
+        if artifact.get("type") != "aws:cloudformation:stack":
+            continue
+        metadata = dict(artifact.get("metadata", {}))
+        if artifact.get("additionalMetadataFile"):  # newer CDK writes it beside the manifest
+            metadata.update(json.loads((outdir / artifact["additionalMetadataFile"]).read_text()))
+        for entries in metadata.values():
+            for entry in entries:
+                if entry.get("type") == SERVICE_METADATA:
+                    found.append((name, artifact, entry.get("data") or {}))
+    if len(found) != 1:
+        names = [f"{stack}" for stack, _, _ in found]
+        raise ValueError(
+            f"expected one DurableAgentService in the app, found {len(found)}: {names}"
+        )
+    stack, artifact, data = found[0]
+    template_file = outdir / artifact["properties"]["templateFile"]
+    template = json.loads(template_file.read_text())
+    code = tuple(Path(p) for p in data.get("code", []))
+    return SynthesizedService(template=template, code=code, stack_name=stack)
+
+
+def resource(template: dict[str, Any], type_name: str, prefix: str) -> tuple[str, dict[str, Any]]:
+    """(logical id, properties) of the one resource of `type_name` whose id starts with `prefix`."""
+    found = [
+        (k, v.get("Properties", {}))
+        for k, v in template["Resources"].items()
+        if v["Type"] == type_name and k.startswith(prefix)
+    ]
+    if len(found) != 1:
+        raise ValueError(f"expected one {type_name} named {prefix}*, found {[k for k, _ in found]}")
+    return found[0]
+
+
+def function_environment(
+    template: dict[str, Any], prefix: str, refs: dict[str, str]
+) -> dict[str, str]:
+    """A function's environment variables with `Ref`s resolved through `refs` (logical-id prefix -> value)."""
+    _, props = resource(template, "AWS::Lambda::Function", prefix)
+    out: dict[str, str] = {}
+    for name, value in props.get("Environment", {}).get("Variables", {}).items():
+        if isinstance(value, dict) and set(value) == {"Ref"}:
+            matches = [v for p, v in refs.items() if value["Ref"].startswith(p)]
+            if len(matches) != 1:
+                raise ValueError(f"cannot resolve {name}={value} locally")
+            value = matches[0]
+        out[name] = str(value)
+    return out
+
+
+def fast_retries(definition: dict[str, Any]) -> dict[str, Any]:
+    """Same Retry shape, 1 s waits: only the timing knobs change (for tests and quick demos)."""
+    definition = copy.deepcopy(definition)
+    _shorten_retries(definition)
+    return definition
+
+
+def _shorten_retries(machine: dict[str, Any]) -> None:
+    """In place, nested machines too (a Map's ItemProcessor, a Parallel's Branches)."""
+    for state in machine["States"].values():
+        for retrier in state.get("Retry", []):
+            if "IntervalSeconds" in retrier:
+                retrier["IntervalSeconds"] = 1
+                retrier["BackoffRate"] = 1.0
+                retrier["MaxDelaySeconds"] = 1
+        for inner in [
+            state.get("ItemProcessor"),
+            state.get("Iterator"),
+            *state.get("Branches", []),
+        ]:
+            if isinstance(inner, dict) and "States" in inner:
+                _shorten_retries(inner)
