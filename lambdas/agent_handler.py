@@ -25,7 +25,7 @@ logger = Logger()
 metrics = Metrics()
 tracer = LazyTracer()  # the X-Ray SDK is imported only when tracing is on (xray_tracing.py)
 
-# Stop margin and default tool timeout (lambdas/README.md, "Deadlines"): derived from the
+# Stop margin and default tool timeout (docs/operations.md, "Deadlines"): derived from the
 # model's read timeout unless ELSAI_SLICE_SAFETY_MARGIN_MS sets the margin outright.
 DEADLINE = DeadlinePolicy.from_env()
 

@@ -69,7 +69,7 @@ class ElsaiConfig:
     api_rate_limit: int = 20
     api_burst_limit: int = 40
     log_level: str = "INFO"
-    #: Deadline knobs (lambdas/README.md, "Deadlines"), passed to the agent function's env.
+    #: Deadline knobs (docs/operations.md, "Deadlines"), passed to the agent function's env.
     model_read_timeout_seconds: int = 120
     tool_timeout_seconds: int = 120  # 0: no default tool timeout
     slice_safety_seconds: int = 30
@@ -80,15 +80,15 @@ class ElsaiConfig:
     throttle_retry_max_delay_seconds: int = 300
     max_model_calls: int | None = None  # per job; None = no model-call budget
     slices_per_execution: int | None = None  # None = the largest safe value
-    #: Tenant isolation (lambdas/README.md, "Trust model"): callers own their jobs and
-    #: sessions (owner-prefixed storage, 404 for others) and each slice runs its agent with
-    #: credentials scoped to its own job (elsai/cdk/tenancy.py).
+    #: Tenant isolation (docs/security.md, "Tenant isolation and the trust model"): callers
+    #: own their jobs and sessions (owner-prefixed storage, 404 for others) and each slice
+    #: runs its agent with credentials scoped to its own job (elsai/cdk/tenancy.py).
     tenant_isolation: bool = False
     admin_arns: tuple[str, ...] = ()  # IAM principals that may see every job
     cognito_user_pool_arn: str | None = None  # Cognito authorizer instead of IAM (SigV4)
     admin_groups: tuple[str, ...] = ()  # Cognito groups that may see every job
-    #: Lambda SnapStart for the agent function (lambdas/README.md, "Cold start and SnapStart"):
-    #: a published version + "live" alias, which the state machine then invokes.
+    #: Lambda SnapStart for the agent function (docs/deploying.md, "Cold start, tracing and
+    #: SnapStart"): a published version + "live" alias, which the state machine then invokes.
     snap_start: bool = False
     #: Graph jobs: how many ready nodes run at once (the node Map's MaxConcurrency).
     max_parallel_nodes: int = 4

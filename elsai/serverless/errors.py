@@ -25,7 +25,7 @@ MODEL_ACCESS_STEPS = (
     "AWS Marketplace, which needs aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions "
     "for whoever does it the first time. If the message names an IAM action instead, the agent "
     "role lacks bedrock:InvokeModel* on this model's ARN (modelId in cdk.json). "
-    "See lambdas/README.md, 'Bedrock first use'."
+    "See docs/deploying.md, 'Bedrock first use'."
 )
 
 

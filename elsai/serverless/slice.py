@@ -95,7 +95,8 @@ def run_slice(
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
         raise AgentFactoryError(
             "the agent factory must build the Agent with the AgentConfig it was given "
-            "(its session_manager and checkpoint settings); see lambdas/README.md"
+            "(its session_manager and checkpoint settings); see docs/deploying.md, "
+            "'Your own agent: the factory contract'"
         )
 
     prompt, invocation_id = _slice_input(request, agent)

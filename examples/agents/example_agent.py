@@ -100,7 +100,7 @@ def build_agent(config: AgentConfig) -> Agent:
         if os.environ.get("ELSAI_MODEL_ID"):
             options["model_id"] = os.environ["ELSAI_MODEL_ID"]
         if os.environ.get("ELSAI_MODEL_READ_TIMEOUT_SECONDS"):
-            # The same number the stop margin was sized with at synth time (lambdas/README.md).
+            # The same number the stop margin was sized with at synth time (docs/operations.md).
             options["read_timeout"] = float(os.environ["ELSAI_MODEL_READ_TIMEOUT_SECONDS"])
         model: Any = BedrockModel(**options)
     else:

@@ -1,4 +1,4 @@
-"""README's Python examples run as written (issue 16: "the README examples are run by a test").
+"""The Python examples of README.md and docs/*.md run as written.
 
 Each ```python block runs in a fresh interpreter in an empty directory. A block whose first
 line is `# requires: ...` needs something this machine does not have (AWS credentials, a
@@ -17,6 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+# Every page whose examples are run: the README and the serverless runtime's docs.
+PAGES = ("README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md")))
 
 
 def blocks(name: str) -> list[str]:
@@ -28,20 +30,33 @@ def runnable(name: str) -> list[str]:
 
 
 def test_only_the_declared_blocks_are_not_run() -> None:
-    skipped = [b.splitlines()[0] for b in blocks("README.md") if b.startswith("# requires:")]
-    assert skipped == [
-        "# requires: AWS credentials for Amazon Bedrock (the offline recipe below runs anywhere)",
-        "# requires: your payments client (a sketch of the idempotency-key pattern)",
-        "# requires: your MCP servers (my_server.py over stdio, one on 127.0.0.1:8000 over HTTP)",
-        '# requires: aws-cdk-lib (pip install "elsai[cdk]") and your my_agents package',
-    ]
-    for block in blocks("README.md") + blocks("lambdas/README.md"):
-        compile(block, "README", "exec")
+    skipped = {
+        name: [b.splitlines()[0] for b in blocks(name) if b.startswith("# requires:")]
+        for name in PAGES
+    }
+    assert {name: lines for name, lines in skipped.items() if lines} == {
+        "README.md": [
+            "# requires: AWS credentials for Amazon Bedrock (the offline recipe below runs anywhere)",
+            "# requires: your payments client (a sketch of the idempotency-key pattern)",
+            "# requires: your MCP servers (my_server.py over stdio, one on 127.0.0.1:8000 over HTTP)",
+            '# requires: aws-cdk-lib (pip install "elsai[cdk]") and your my_agents package',
+        ],
+        "docs/jobs-api.md": ["# requires: a deployed stack (API_URL) and AWS credentials"],
+    }
+    for name in PAGES:
+        for block in blocks(name):
+            compile(block, name, "exec")
+
+
+def test_the_docs_pages_are_all_covered() -> None:
+    """A page added to docs/ (or one renamed) has its examples run without editing this file."""
+    assert {"docs/deploying.md", "docs/local-runtime.md", "docs/jobs-api.md"} <= set(PAGES)
+    assert sum(len(runnable(name)) for name in PAGES if name.startswith("docs/")) >= 3
 
 
 @pytest.mark.parametrize(
     ("name", "index"),
-    [(n, i) for n in ("README.md", "lambdas/README.md") for i in range(len(runnable(n)))],
+    [(n, i) for n in PAGES for i in range(len(runnable(n)))],
 )
 def test_readme_block_runs(name: str, index: int, tmp_path: Path) -> None:
     source = runnable(name)[index]
