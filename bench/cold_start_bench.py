@@ -31,11 +31,11 @@ TRACING_ON = {"POWERTOOLS_TRACE_DISABLED": "false", "LAMBDA_TASK_ROOT": "/var/ta
 
 #: label -> (bundle, modules imported, extra environment)
 VARIANTS: dict[str, tuple[str, tuple[str, ...], dict[str, str]]] = {
-    "elsai, tracing off": ("elsai", ("agent_handler",), {}),
+    "elsai, tracing off": ("elsai", ("elsai_lambdas.agent_handler",), {}),
     "elsai, tracing off, + the agent module (example_agent)": (
-        "elsai", ("agent_handler", "example_agent"), {},
+        "elsai", ("elsai_lambdas.agent_handler", "example_agent"), {},
     ),
-    "elsai, X-Ray tracing on": ("elsai", ("agent_handler",), TRACING_ON),
+    "elsai, X-Ray tracing on": ("elsai", ("elsai_lambdas.agent_handler",), TRACING_ON),
     "strands, same handler shape": ("strands", ("agent_handler",), {}),
 }  # fmt: skip
 

@@ -40,7 +40,7 @@ def measure(
     python: str | None = None,
     runs: int = 7,
     *,
-    modules: tuple[str, ...] = ("agent_handler",),
+    modules: tuple[str, ...] = ("elsai_lambdas.agent_handler",),
     env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Median import time (ms) and peak RSS (MB) of importing ``modules`` over ``runs``.

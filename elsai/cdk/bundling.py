@@ -215,13 +215,15 @@ def assemble_bundle(
     services: Sequence[str] | None = None,
     modules: Sequence[str] = (),
     lock: Path = LOCK_FILE,
+    factory: str | None = None,
 ) -> None:
     """Write the full Lambda bundle into ``output_dir`` (deps first, code on top, then .pyc).
 
     Without ``requirements`` the dependencies are exactly the lock's. ``code``: the user's agent
     packages or modules, placed at the bundle root next to the handlers; ``modules``: what else
     a slice imports (the user's factory module), precompiled like the handlers' imports;
-    ``lock``: a hashed lock with the user's own extra packages (default: elsai's).
+    ``lock``: a hashed lock with the user's own extra packages (default: elsai's);
+    ``factory``: the agent factory, warmed up while listing what a SnapStart init imports.
     """
     deps = install_dependencies(requirements, services=services, lock=lock)
     shutil.copytree(deps, output_dir, dirs_exist_ok=True, ignore=_ignore)
@@ -234,7 +236,9 @@ def assemble_bundle(
     entries = [m for m in HANDLER_MODULES.values() if _in_bundle(output_dir, m)]
     entries += [m for m in LAZY_MODULES if (output_dir / m.split(".")[0]).is_dir()]
     # cp312 bytecode for what the init phase imports
-    precompile_init_imports(output_dir, entries + [m for m in modules if m not in entries])
+    precompile_init_imports(
+        output_dir, entries + [m for m in modules if m not in entries], factory=factory
+    )
 
 
 def _in_bundle(bundle: Path, module: str) -> bool:
@@ -253,7 +257,9 @@ class LocalPythonBundling:
         services: Sequence[str] | None = None,
         modules: Sequence[str] = (),
         lock: Path = LOCK_FILE,
+        factory: str | None = None,
     ) -> None:
+        self._factory = factory
         self._requirements = requirements
         self._code = tuple(code)
         self._services = services
@@ -269,6 +275,7 @@ class LocalPythonBundling:
             services=self._services,
             modules=self._modules,
             lock=self._lock,
+            factory=self._factory,
         )
         return True
 
@@ -279,6 +286,7 @@ def lambda_code(
     botocore_services: Sequence[str] | None = None,
     modules: Sequence[str] = (),
     lock: Path = LOCK_FILE,
+    factory: str | None = None,
 ) -> lambda_.Code:
     """One asset for every function in the stack (CDK uploads it once).
 
@@ -292,7 +300,11 @@ def lambda_code(
             # Never pulled: local bundling always succeeds or raises.
             image=lambda_.Runtime.PYTHON_3_12.bundling_image,
             local=LocalPythonBundling(
-                code=code, services=botocore_services, modules=modules, lock=lock
+                code=code,
+                services=botocore_services,
+                modules=modules,
+                lock=lock,
+                factory=factory,
             ),
         ),
     )

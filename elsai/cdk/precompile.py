@@ -85,11 +85,15 @@ def lambda_env(path: list[Path], extra: dict[str, str] | None = None) -> dict[st
 #: Imported only when needed at run time, compiled anyway (tracing on: the X-Ray SDK).
 LAZY_MODULES = ("aws_xray_sdk.core",)
 #: The listing imports the handlers as a pre-initialized init does (see the module docstring).
-_LIST_ENV = {"PYTHONHASHSEED": "0", "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"}
+_LIST_ENV = {"PYTHONHASHSEED": "0"}
 
 
-def precompile_init_imports(bundle: Path, modules: list[str]) -> int:
-    """Compile what importing ``modules`` loads from ``bundle``; returns the number of files."""
+def precompile_init_imports(bundle: Path, modules: list[str], factory: str | None = None) -> int:
+    """Compile what importing ``modules`` loads from ``bundle``; returns the number of files.
+
+    ``factory``: the agent factory a pre-initialized init warms up (its imports are compiled
+    too); without one the listing imports the handlers as an on-demand init does.
+    """
     if not modules:
         return 0
     try:
@@ -97,7 +101,8 @@ def precompile_init_imports(bundle: Path, modules: list[str]) -> int:
     except RuntimeError as exc:
         print(f"warning: bundle left uncompiled (slower cold starts): {exc}", file=sys.stderr)
         return 0
-    env = lambda_env([bundle], _LIST_ENV)
+    warm_up = {"AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start", "ELSAI_AGENT_FACTORY": factory}
+    env = lambda_env([bundle], {**_LIST_ENV, **(warm_up if factory else {})})
     listed = subprocess.run(
         [exe, "-S", "-c", _LIST, *modules], cwd=bundle, env=env, capture_output=True, text=True
     )

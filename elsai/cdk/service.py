@@ -133,6 +133,7 @@ class DurableAgentService(Construct):
             botocore_services=botocore_services,
             modules=factory_module,
             lock=Path(lock).resolve() if lock else LOCK_FILE,
+            factory=self.config.agent_factory,
         )
 
     def _add_optional_parts(self, asset: lambda_.Code) -> None:

@@ -42,7 +42,7 @@ def state_machine_definition(
 ) -> dict[str, Any]:
     """Concrete ASL for the template's state machine.
 
-    ``function_arns`` maps a logical-id prefix (e.g. ``"AgentFunction"``) to the ARN to
+    ``function_arns`` maps a part of a logical id (e.g. ``"AgentFunction"``) to the ARN to
     put in place of that function's ``GetAtt .Arn``/``Ref``. Raises ``ValueError`` on
     any reference it cannot resolve, so callers never get half-resolved ASL.
     """
@@ -56,7 +56,7 @@ def state_machine_definition(
             return f"{resolve(props['FunctionName'])}:{props['Name']}"
         if resource.get("Type") != "AWS::Lambda::Function":
             raise ValueError(f"reference to non-function resource {logical_id!r}")
-        matches = [arn for prefix, arn in function_arns.items() if logical_id.startswith(prefix)]
+        matches = [arn for part, arn in function_arns.items() if part in logical_id]
         if len(matches) != 1:
             raise ValueError(f"no single ARN for {logical_id!r} in {sorted(function_arns)}")
         return matches[0]

@@ -122,12 +122,17 @@ def _read_service(outdir: Path) -> SynthesizedService:
     return SynthesizedService(template=template, code=code, stack_name=stack)
 
 
+def _names(logical_id: str, part: str) -> bool:
+    """Whether ``logical_id`` names the service's ``part`` (after its construct id, if any)."""
+    return part in logical_id
+
+
 def resource(template: dict[str, Any], type_name: str, prefix: str) -> tuple[str, dict[str, Any]]:
-    """(logical id, properties) of the one resource of `type_name` whose id starts with `prefix`."""
+    """(logical id, properties) of the one resource of `type_name` that is the service's `prefix`."""
     found = [
         (k, v.get("Properties", {}))
         for k, v in template["Resources"].items()
-        if v["Type"] == type_name and k.startswith(prefix)
+        if v["Type"] == type_name and _names(k, prefix)
     ]
     if len(found) != 1:
         raise ValueError(f"expected one {type_name} named {prefix}*, found {[k for k, _ in found]}")
@@ -142,7 +147,7 @@ def function_environment(
     out: dict[str, str] = {}
     for name, value in props.get("Environment", {}).get("Variables", {}).items():
         if isinstance(value, dict) and set(value) == {"Ref"}:
-            matches = [v for p, v in refs.items() if value["Ref"].startswith(p)]
+            matches = [v for p, v in refs.items() if _names(value["Ref"], p)]
             if len(matches) != 1:
                 raise ValueError(f"cannot resolve {name}={value} locally")
             value = matches[0]

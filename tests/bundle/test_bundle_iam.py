@@ -104,6 +104,7 @@ def account(
         monkeypatch.setenv("ELSAI_SESSIONS_BUCKET", bucket)
         monkeypatch.setenv("ELSAI_STATE_MACHINE_ARN", machine_arn)
         monkeypatch.setenv("ELSAI_MODEL", "scripted")
+        monkeypatch.setenv("ELSAI_AGENT_FACTORY", "example_agent:build_agent")
         aws_clients.clear()
         yield {
             "bucket": bucket,

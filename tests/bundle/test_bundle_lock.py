@@ -10,8 +10,9 @@ import pytest
 from lambda_run import FLOOR, REPO_ROOT
 
 from elsai.cdk import bundling
+
+DEV_CONSTRAINTS = REPO_ROOT / "locks" / "dev.txt"
 from elsai.cdk.lock import (
-    DEV_CONSTRAINTS,
     LOCK_FILE,
     botocore_services,
     lambda_requirements,
@@ -63,7 +64,7 @@ def test_the_lock_satisfies_pyproject_and_pins_with_hashes() -> None:
 def test_a_stale_lock_is_refused_before_pip_runs(tmp_path: Path) -> None:
     stale = tmp_path / "lock.txt"
     stale.write_text(re.sub(r"(?m)^boto3==\S+", "boto3==1.34.0", LOCK_FILE.read_text()))
-    with pytest.raises(RuntimeError, match=r"does not satisfy pyproject.toml: boto3>=1\.35\.69"):
+    with pytest.raises(RuntimeError, match=r"does not pin what elsai needs: boto3>=1\.35\.69"):
         bundling.install_dependencies(lock=stale, cache_dir=tmp_path / "cache")
     assert not (tmp_path / "cache").exists()
 
@@ -103,7 +104,10 @@ def test_the_init_imports_are_precompiled_for_312_and_reproducibly(
         assert int.from_bytes(header[4:8], "little") == 0b01, module  # hash-based, unchecked
     assert not (asset_dir / "botocore" / "__pycache__" / "stub.cpython-312.pyc").exists()
     again = tmp_path / "again"
-    bundling.assemble_bundle(again)
+    from infra.app import EXAMPLE_CODE  # what this repository's stack bundles as its code
+
+    factory = "example_agent:build_agent"
+    bundling.assemble_bundle(again, code=EXAMPLE_CODE, modules=["example_agent"], factory=factory)
     digest = {p.relative_to(again): p.read_bytes() for p in again.rglob("*") if p.is_file()}
     assert digest == {
         p.relative_to(asset_dir): p.read_bytes() for p in asset_dir.rglob("*") if p.is_file()

@@ -47,6 +47,7 @@ def _env(s3_endpoint: str, bucket: str, tmp_path: Path) -> dict[str, str]:
         "NO_PROXY": "127.0.0.1,localhost",
         "ELSAI_SESSIONS_BUCKET": bucket,
         "ELSAI_MODEL": "scripted",
+        "ELSAI_AGENT_FACTORY": "example_agent:build_agent",
     }
 
 

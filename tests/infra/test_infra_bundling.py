@@ -46,27 +46,19 @@ def test_bundle_has_code_and_lambda_platform_wheels(bundle_dir: Path) -> None:
     pycs = list(bundle_dir.rglob("*.pyc"))
     assert pycs and all(p.name.endswith(".cpython-312.pyc") for p in pycs)
     assert not (bundle_dir / ".complete").exists()
-    for handler in bundling.LAMBDAS_DIR.glob("*.py"):
-        assert (bundle_dir / handler.name).read_bytes() == handler.read_bytes()
+    for handler in bundling.HANDLERS_DIR.rglob("*.py"):
+        copied = bundle_dir / "elsai_lambdas" / handler.relative_to(bundling.HANDLERS_DIR)
+        assert copied.read_bytes() == handler.read_bytes()
+    assert not (bundle_dir / "elsai_lambdas" / "lock-py312.txt").exists()
 
 
-def test_handlers_are_copied_and_missing_ones_are_fine(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    lambdas = tmp_path / "lambdas"
-    (lambdas / "helpers").mkdir(parents=True)
-    (lambdas / "agent_handler.py").write_text("def handler(event, context):\n    return {}\n")
-    (lambdas / "helpers" / "__init__.py").write_text("")
-    (lambdas / "README.md").write_text("not code")
-    monkeypatch.setattr(bundling, "LAMBDAS_DIR", lambdas)
+def test_the_handler_package_is_copied_whole_without_its_lock_and_docs(tmp_path: Path) -> None:
     out = tmp_path / "out"
     bundling.assemble_bundle(out)
-    assert (out / "agent_handler.py").exists() and (out / "helpers" / "__init__.py").exists()
-    assert not (out / "README.md").exists()
-
-    monkeypatch.setattr(bundling, "LAMBDAS_DIR", tmp_path / "absent")
-    bundling.assemble_bundle(tmp_path / "out2")  # no handlers yet: still a valid bundle
-    assert (tmp_path / "out2" / "elsai").is_dir()
+    assert (out / "elsai_lambdas" / "agent_handler.py").exists()
+    assert (out / "elsai_lambdas" / "jobs_api" / "routes" / "__init__.py").exists()
+    assert not (out / "elsai_lambdas" / "README.md").exists()
+    assert not (out / "agent_handler.py").exists()  # one import name, not top-level modules
 
 
 def test_rebundling_reuses_the_pip_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -54,7 +54,7 @@ def _agent_env(template: dict[str, Any]) -> dict[str, Any]:
         r["Properties"]["Environment"]["Variables"]
         for r in template["Resources"].values()
         if r["Type"] == "AWS::Lambda::Function"
-        and r["Properties"]["Handler"] == "agent_handler.handler"
+        and r["Properties"]["Handler"] == "elsai_lambdas.agent_handler.handler"
     ]
     return dict(env)
 
@@ -87,18 +87,24 @@ def test_the_bundle_carries_the_users_package_next_to_elsai(hello: dict[str, Any
     assets = [p for p in Path(hello["outdir"]).glob("asset.*") if p.is_dir()]
     assert len(assets) == 1, assets  # one asset shared by every function
     bundle = assets[0]
-    for name in ("hello_agents/main.py", "agent_handler.py", "api_handler.py", "elsai/agent"):
+    for name in (
+        "hello_agents/main.py",
+        "elsai_lambdas/agent_handler.py",
+        "elsai_lambdas/api_handler.py",
+        "elsai/agent",
+    ):
         assert (bundle / name).exists(), name
     assert not (bundle / "elsai" / "cdk").exists()  # synthesis-only code stays out
     # The factory module is precompiled for the function's interpreter, like the handlers.
     assert (bundle / "hello_agents" / "__pycache__" / "main.cpython-312.pyc").exists()
     assert not (bundle / "aws_cdk").exists()
+    assert not list(bundle.glob("example_*.py"))  # this repository's demos stay in its own stack
 
 
-def test_one_job_of_the_example_agent_runs_on_the_local_runtime() -> None:
-    with LocalRuntime(
-        root=ROOT, agent_factory=FACTORY, pythonpath=(str(EXAMPLE),), fast_retries=True
-    ) as rt:
+def test_one_job_of_the_example_agent_runs_on_its_own_stack_locally() -> None:
+    """The example's own app (its cdk.json), its factory and code: nothing of this repository's."""
+    with LocalRuntime(project=EXAMPLE, fast_retries=True) as rt:
+        assert rt.state_machine_arn.endswith(":HelloService-Agents-jobs")
         job = rt.start_job("Please greet Ada")
         final = rt.wait(job["job_id"], timeout=90)
     assert final["status"] == "SUCCEEDED", final

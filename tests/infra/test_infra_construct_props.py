@@ -83,7 +83,7 @@ def test_typed_config_and_shortcuts_reach_the_resources(user_code: Path) -> None
     )
     (agent,) = [
         f for f in _of_type(template, "AWS::Lambda::Function")
-        if f["Handler"] == "agent_handler.handler"
+        if f["Handler"] == "elsai_lambdas.agent_handler.handler"
     ]  # fmt: skip
     assert agent["Timeout"] == 300 and agent["ReservedConcurrentExecutions"] == 3
     env = agent["Environment"]["Variables"]
@@ -194,13 +194,13 @@ def test_import_elsai_does_not_load_cdk() -> None:
 
 
 @pytest.mark.slow
-def test_the_wheel_carries_the_construct_library_and_the_handlers(tmp_path: Path) -> None:
+def test_the_wheel_carries_the_sdk_the_handlers_and_the_local_runtime(tmp_path: Path) -> None:
     src = tmp_path / "src"  # a copy: building in the checkout would leave build/ and egg-info
     src.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("elsai", "lambdas", "locks"):
+    for name in ("elsai", "lambdas"):
         shutil.copytree(ROOT / name, src / name, ignore=skip)
     wheels = tmp_path / "wheels"
     proc = subprocess.run(
@@ -211,40 +211,51 @@ def test_the_wheel_carries_the_construct_library_and_the_handlers(tmp_path: Path
     (wheel,) = wheels.glob("elsai-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for expected in (
-        "elsai/cdk/service.py", "elsai/cdk/bundling.py", "elsai/cdk/handlers/agent_handler.py",
-        "elsai/cdk/handlers/api_handler.py", "elsai/cdk/handlers/jobs_api/__init__.py",
-        "elsai/cdk/locks/lambda-py312.txt", "elsai/agent/__init__.py",
+        "elsai/cdk/service.py", "elsai/cdk/bundling.py", "elsai/local/runtime.py",
+        "elsai_lambdas/agent_handler.py", "elsai_lambdas/api_handler.py",
+        "elsai_lambdas/jobs_api/routes/__init__.py", "elsai_lambdas/lock-py312.txt",
+        "elsai/agent/__init__.py",
     ):  # fmt: skip
         assert expected in names, expected
     assert not [n for n in names if n.startswith(("tests/", "infra/", "examples/", "lambdas/"))]
-    assert "elsai/cdk/locks/dev.txt" not in names
+    assert not [n for n in names if "example_" in n or n.endswith("dev.txt")]
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
-    assert "Provides-Extra: cdk" in zipfile.ZipFile(wheel).read(metadata).decode()
+    extras = zipfile.ZipFile(wheel).read(metadata).decode()
+    assert "Provides-Extra: cdk" in extras and "Provides-Extra: local" in extras
+    assert "Provides-Extra: dev" not in extras  # a dependency group, not a published extra
 
-    # Installed (not a checkout): the bundler finds the shipped handlers and lock.
+    # Installed (not a checkout): the handlers import by the module paths the constructs name,
+    # and the bundler finds them and the lock inside the installed package.
     site = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
         check=True, capture_output=True,
     )  # fmt: skip
     probe = (
-        "import json; from elsai.cdk import lock, bundling; print(json.dumps([lock.INSTALLED, "
-        "str(lock.LAMBDAS_DIR), str(lock.LOCK_FILE), str(bundling.SDK_DIR), lock.botocore_services()]))"
+        "import importlib, json, elsai.local, elsai_lambdas\n"
+        "from elsai.cdk import lock, bundling\n"
+        "from elsai.serverless.contract import HANDLER_MODULES, handler_name\n"
+        "mods = {r: importlib.import_module(m).__file__ for r, m in HANDLER_MODULES.items()}\n"
+        "print(json.dumps([mods, handler_name('agent'), str(lock.HANDLERS_DIR), str(lock.LOCK_FILE),\n"
+        "                  str(bundling.SDK_DIR), elsai.local.__file__, lock.botocore_services()]))"
     )
     env = {
         **os.environ,
         "PYTHONPATH": str(site),
         "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "AWS_DEFAULT_REGION": "us-east-1",
     }
     proc = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env
     )
     assert proc.returncode == 0, proc.stderr
-    installed, lambdas, lock_file, sdk, services = json.loads(proc.stdout)
-    assert installed is True
-    assert Path(lambdas) == site / "elsai" / "cdk" / "handlers"
-    assert (Path(lambdas) / "agent_handler.py").exists() and Path(lock_file).exists()
-    assert Path(sdk) == site / "elsai"
+    modules, agent_handler, handlers, lock_file, sdk, local, services = json.loads(proc.stdout)
+    assert set(modules) == {"agent", "api", "sweeper"}
+    assert all(Path(f).is_relative_to(site / "elsai_lambdas") for f in modules.values())
+    assert agent_handler == "elsai_lambdas.agent_handler.handler"
+    assert Path(handlers) == site / "elsai_lambdas" and Path(lock_file).exists()
+    assert Path(sdk) == site / "elsai" and Path(local).is_relative_to(site / "elsai" / "local")
     assert tuple(services) == DEFAULT_BOTOCORE_SERVICES
     # A user compiling their own lock starts from the same requirements as `make lock`.
     printed = subprocess.run(

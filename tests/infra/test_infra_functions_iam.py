@@ -48,7 +48,7 @@ def _for_service(stmts: list[dict[str, Any]], service: str) -> list[dict[str, An
 def test_agent_function_configuration(template_dict: dict[str, Any]) -> None:
     fn = _function(template_dict, "AgentFunction")
     assert fn["Runtime"] == "python3.12"
-    assert fn["Handler"] == "agent_handler.handler"
+    assert fn["Handler"] == "elsai_lambdas.agent_handler.handler"
     assert fn["MemorySize"] == 1024
     assert fn["Timeout"] == 900
     assert fn["Architectures"] == ["x86_64"]
@@ -67,7 +67,7 @@ def test_agent_function_configuration(template_dict: dict[str, Any]) -> None:
 
 def test_api_function_configuration(template_dict: dict[str, Any]) -> None:
     fn = _function(template_dict, "ApiFunction")
-    assert (fn["Runtime"], fn["Handler"]) == ("python3.12", "api_handler.handler")
+    assert (fn["Runtime"], fn["Handler"]) == ("python3.12", "elsai_lambdas.api_handler.handler")
     env = fn["Environment"]["Variables"]
     assert env["ELSAI_STATE_MACHINE_ARN"]["Ref"].startswith("JobsStateMachine")
     assert env["ELSAI_SESSIONS_BUCKET"]["Ref"].startswith("SessionsBucket")

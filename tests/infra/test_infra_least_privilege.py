@@ -83,7 +83,7 @@ def test_no_sweeper_unless_retention_is_asked_for(template_dict: dict[str, Any])
         v["Properties"]["Handler"] for v in template_dict["Resources"].values()
         if v["Type"] == "AWS::Lambda::Function"
     ]  # fmt: skip
-    assert "sweeper.handler" not in handlers
+    assert "elsai_lambdas.sweeper.handler" not in handlers
     assert not [v for v in template_dict["Resources"].values() if v["Type"] == "AWS::Events::Rule"]
 
 
@@ -96,7 +96,7 @@ def test_sweeper_lists_and_deletes_current_session_objects_only(
     assert len(deletes) == 1 and deletes[0].endswith('"/session_*"]]}')
     (fn,) = [
         v["Properties"] for v in retention_template["Resources"].values()
-        if v["Type"] == "AWS::Lambda::Function" and v["Properties"]["Handler"] == "sweeper.handler"
+        if v["Type"] == "AWS::Lambda::Function" and v["Properties"]["Handler"] == "elsai_lambdas.sweeper.handler"
     ]  # fmt: skip
     assert fn["Environment"]["Variables"]["ELSAI_SESSION_IDLE_DAYS"] == "30"
     (rule,) = [

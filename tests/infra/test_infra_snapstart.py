@@ -34,7 +34,7 @@ def _agent_function(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         (k, r)
         for k, r in template["Resources"].items()
         if r["Type"] == "AWS::Lambda::Function"
-        and r["Properties"].get("Handler") == "agent_handler.handler"
+        and r["Properties"].get("Handler") == "elsai_lambdas.agent_handler.handler"
     )
 
 
