@@ -30,7 +30,7 @@ from elsai.cli.local_answers import (
     run_to_end,
 )
 from elsai.cli.local_graph import add_example_option, run_example
-from elsai.cli.render import Style
+from elsai.cli.render import Style, job_heading, write
 
 DEFAULT_PROMPT = "Process orders 1, 2 and 3"
 EVENT_STYLES = {
@@ -350,8 +350,7 @@ def _cause_message(cause: Any) -> str:
 
 def _print_summary(s: dict[str, Any], style: Style) -> None:
     ok = s["status"] == "SUCCEEDED"
-    print()
-    print(style.paint(f"Job {s['job_id']}: {s['status']}", "bold", "green" if ok else "red"))
+    write(job_heading(s["job_id"], s["status"], style))
     if s["text"]:
         print(f"  final text:   {s['text']}")
     if s["error"]:
