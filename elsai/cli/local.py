@@ -183,7 +183,7 @@ def _bedrock_credentials() -> dict[str, str]:
     frozen = creds.get_frozen_credentials()
     from elsai.models.bedrock_setup import resolve_region
 
-    region = resolve_region()  # the SDK's one rule (issue 16): configured, else us-west-2
+    region = resolve_region()  # the SDK's one region rule: configured, else us-west-2
     out: dict[str, str] = {"AWS_ACCESS_KEY_ID": str(frozen.access_key), "AWS_SECRET_ACCESS_KEY": str(frozen.secret_key),
                            "AWS_DEFAULT_REGION": region, "AWS_REGION": region}  # fmt: skip
     if frozen.token:

@@ -1,4 +1,4 @@
-"""README's Python examples run as written (issue 16: "the README examples are run by a test").
+"""README's Python examples run as written, so the README cannot drift from the code.
 
 Each ```python block runs in a fresh interpreter in an empty directory. A block whose first
 line is `# requires: ...` needs something this machine does not have (AWS credentials, a
