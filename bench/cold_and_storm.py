@@ -1,4 +1,4 @@
-"""Issue 13 items 3 and 4 in the benchmark run: cold start (both SDKs) and the fault storm.
+"""Cold start (both SDKs) and the fault storm: the benchmark run's two dev-venv parts.
 
 Both need the project's dev environment (CDK to assemble the Lambda bundle, moto with Step
 Functions for the local runtime), not the bench venv, so bench/run_all.py runs them here as
@@ -68,7 +68,7 @@ def markdown(results: dict[str, Any]) -> list[str]:
     if cold:
         lines += [
             "",
-            "## Cold start of the agent handler (Python 3.12, built bundle; issue 13 item 3)",
+            "## Cold start of the agent handler (Python 3.12, built bundle)",
             "",
         ]
         if "skipped" in cold:
@@ -81,7 +81,7 @@ def markdown(results: dict[str, Any]) -> list[str]:
                           f"{env['load_average_at_start'][0]:.1f} / {env['load_average_at_end'][0]:.1f} "
                           "on 2 CPUs (other engineers' test suites were running)."]  # fmt: skip
     if storm:
-        lines += ["", "## Fault storm on the local runtime (issue 13 item 4)", ""]
+        lines += ["", "## Fault storm on the local runtime", ""]
         if "skipped" in storm:
             lines.append(f"Not run: {storm['skipped']}")
         else:

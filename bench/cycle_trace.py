@@ -1,6 +1,6 @@
 """Which S3 requests sit on one steady-state tool cycle, with what waits for what.
 
-Used by `bench.issue13`: one elsai agent per variant runs a few cycles through the latency
+Used by `bench.s3_latency_and_resume`: one elsai agent per variant runs a few cycles through the latency
 proxy; botocore's before-call / after-call events stamp every request (thread, operation, key)
 and the workload's tool stamps every tool call. The rows of one steady cycle (tool call 4 to
 tool call 5), relative to its start, show the requests in order and which of them overlap.

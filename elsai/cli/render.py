@@ -198,6 +198,16 @@ def problem_line(problem: Problem, style: Style) -> str:
     return f"{tag} {problem.path}\n        {problem.message}"
 
 
+def job_heading(job_id: str, status: str, style: Style) -> list[str]:
+    """The first lines of every `elsai local run` summary: a gap, then the job and its status.
+
+    One heading for the agent and the multi-agent summaries, so both read alike; green only
+    when the job succeeded.
+    """
+    colour = "green" if status == "SUCCEEDED" else "red"
+    return ["", style.paint(f"Job {job_id}: {status}", "bold", colour)]
+
+
 def table(rows: list[list[str]], style: Style, header: list[str]) -> list[str]:
     """Left-aligned columns; the last column is clipped to the terminal when there is one."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]

@@ -19,7 +19,7 @@ from elsai.interrupt.model import Interrupt, InterruptError
 from elsai.loop.deps import Invocation, LoopDeps
 from elsai.loop.events import ResultEvent, ResumeEvent, StreamEvent
 from elsai.loop.model_call import MAX_MODEL_RETRIES_BY_HOOK, ModelCaller
-from elsai.loop.steps import Done, Outcome, Steps
+from elsai.loop.steps import Done, Relay, Steps
 from elsai.loop.tool_runner import ToolRunner
 from elsai.loop.transcript import Transcript
 from elsai.types import AgentResult, ContentBlock, Message, ResumePlan, StopReason, tool_uses
@@ -60,10 +60,10 @@ class EventLoop:
     async def run(self) -> AsyncIterator[StreamEvent]:
         """Start, cycle, finish; each phase gets what the one before returned."""
         began = time.perf_counter()
-        start = Outcome(self._start())
+        start = Relay(self._start())
         async for event in start:
             yield event
-        cycles = Outcome(self._cycles(start.value))
+        cycles = Relay(self._cycles(start.value))
         async for event in cycles:
             yield event
         yield ResultEvent(result=self._finish(start.value, cycles.value, began))
@@ -130,13 +130,13 @@ class EventLoop:
                 return
             if self.inv.max_cycles is not None and self.inv.metrics.cycles >= self.inv.max_cycles:
                 raise RuntimeError(f"invocation exceeded max_cycles={self.inv.max_cycles}")
-            turn = Outcome(self.model.call(self.cycle))
+            turn = Relay(self.model.call(self.cycle))
             async for event in turn:
                 yield event
             message, stop_reason = turn.value.message, turn.value.stop_reason
             self.inv.metrics.cycles += 1
             if stop_reason == "tool_use" and tool_uses(message):
-                tools = Outcome(self._tool_cycle(message))
+                tools = Relay(self._tool_cycle(message))
                 async for event in tools:
                     yield event
                 if tools.value is None:
@@ -178,7 +178,7 @@ class EventLoop:
     async def _run_tools(
         self, assistant: Message, queued: list[ContentBlock]
     ) -> AsyncIterator[StreamEvent]:
-        batch = Outcome(self.tools.run_batch(tool_uses(assistant)))
+        batch = Relay(self.tools.run_batch(tool_uses(assistant)))
         async for event in batch:
             yield event
         outcome = batch.value

@@ -16,7 +16,7 @@ from elsai.loop.events import (
 )
 from elsai.loop.messages import strip_incomplete_tool_uses
 from elsai.loop.persistence import invoke_settled
-from elsai.loop.steps import Done, Outcome, Steps
+from elsai.loop.steps import Done, Relay, Steps
 from elsai.loop.transcript import Transcript
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
 from elsai.models.stream import MessageAssembler
@@ -52,7 +52,7 @@ class ModelCaller:
         while True:
             await self._hook(BeforeModelCallEvent(agent=deps.agent))
             yield ModelCallStartEvent(cycle_index=cycle)
-            attempt = Outcome(self._stream())
+            attempt = Relay(self._stream())
             try:
                 async for event in attempt:
                     yield event

@@ -1,7 +1,7 @@
 """Phases of the loop hand their result to the next phase as the last item they yield.
 
 A phase is an async generator: it streams events to the caller and ends with one `Done`
-carrying what the next phase needs. `Outcome` relays the events and keeps that value, so
+carrying what the next phase needs. `Relay` passes the events on and keeps that value, so
 no phase talks to another through attributes set on the side.
 """
 
@@ -29,7 +29,7 @@ Steps = AsyncIterator[StreamEvent | Done[T]]
 _MISSING = object()
 
 
-class Outcome(Generic[T]):
+class Relay(Generic[T]):
     """Iterate to relay a phase's stream events; then `value` is the phase's result."""
 
     def __init__(self, steps: Steps[T]) -> None:

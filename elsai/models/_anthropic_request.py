@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from elsai.errors import ModelError
-from elsai.models._optional import IMAGE_MEDIA_TYPES, media_bytes
+from elsai.models._sdk import IMAGE_MEDIA_TYPES, media_bytes
 from elsai.types import Message, ToolChoice, ToolSpec
 
 _TEXT_DOCUMENTS = {"txt", "md", "csv", "html"}

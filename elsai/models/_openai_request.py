@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from elsai.errors import ModelError
-from elsai.models._optional import IMAGE_MEDIA_TYPES, media_bytes
+from elsai.models._sdk import IMAGE_MEDIA_TYPES, media_bytes
 from elsai.types import Message, ToolChoice, ToolSpec
 
 

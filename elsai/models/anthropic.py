@@ -11,9 +11,7 @@ constructed, never by `import elsai`.
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing
+from collections.abc import Mapping
 from typing import Any
 
 from elsai.errors import ModelError
@@ -22,14 +20,9 @@ from elsai.models._anthropic_request import (
     convert_tool,
     convert_tool_choice,
 )
-from elsai.models._optional import (
-    LoopBoundClient,
-    import_sdk,
-    sdk_call_kwargs,
-)
+from elsai.models._sdk import SdkModel, SdkProvider
 from elsai.models.base import (
     BlockStop,
-    Model,
     ModelEvent,
     ModelRequest,
     ModelStop,
@@ -38,7 +31,7 @@ from elsai.models.base import (
     ToolInputDelta,
     ToolUseStart,
 )
-from elsai.models.retry import RetryPolicy, stream_with_retries
+from elsai.models.retry import RetryPolicy
 from elsai.types import StopReason, Usage, empty_usage
 
 DEFAULT_MODEL_ID = "claude-sonnet-4-6"
@@ -67,7 +60,7 @@ _OVERFLOW_HINTS = (
 )
 
 
-class AnthropicModel(Model):
+class AnthropicModel(SdkModel):
     """Claude on the Anthropic API.
 
     `client_args` go to `anthropic.AsyncAnthropic(...)` (api_key, base_url, timeout, ...). The
@@ -76,6 +69,10 @@ class AnthropicModel(Model):
     (its retries then stack with ours). `params` are merged last into the request body
     (e.g. `{"thinking": {"type": "enabled", "budget_tokens": 2048}, "top_k": 5}`).
     """
+
+    PROVIDER = SdkProvider(
+        "anthropic", "AsyncAnthropic", "AnthropicModel", "anthropic", "Anthropic"
+    )
 
     def __init__(
         self,
@@ -90,36 +87,15 @@ class AnthropicModel(Model):
         initial_backoff: float = 1.0,
         max_backoff: float = 30.0,
     ) -> None:
-        self._sdk = import_sdk("anthropic", "AnthropicModel", "anthropic")
-        self.model_id = model_id
+        retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
+        super().__init__(
+            model_id, client=client, client_args=client_args, params=params, retry=retry
+        )
         self.max_tokens = max_tokens
         self.temperature = temperature
-        self.client_args = dict(client_args or {})
-        self.params = dict(params or {})
-        self.retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
-        self._clients = LoopBoundClient(client, self._new_client)
 
-    def _new_client(self) -> Any:
-        return self._sdk.AsyncAnthropic(**{"max_retries": 0, **self.client_args})
-
-    @property
-    def client(self) -> Any:
-        """The `AsyncAnthropic` client (created on first use, one per event loop)."""
-        return self._clients.get()
-
-    @property
-    def config(self) -> dict[str, Any]:
-        """The settings that identify this model, for logs and traces (no secrets)."""
-        return {
-            "provider": "anthropic",
-            "model_id": self.model_id,
-            "max_tokens": self.max_tokens,
-            "temperature": self.temperature,
-            "params": self.params,
-            "max_retries": self.retry.max_retries,
-            "initial_backoff": self.retry.initial_backoff,
-            "max_backoff": self.retry.max_backoff,
-        }
+    def _settings(self) -> dict[str, Any]:
+        return {"max_tokens": self.max_tokens, "temperature": self.temperature}
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the Messages API call for `request`."""
@@ -140,31 +116,11 @@ class AnthropicModel(Model):
         body["stream"] = True
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Stream one model call as elsai events, retrying throttling and transient faults."""
-        body = self.build_request(request)
-        # `aclosing`: a consumer that stops early closes the provider stream there and then.
-        events = stream_with_retries(
-            lambda: self._stream_once(body), self.retry, self._classify, "Anthropic"
-        )
-        async with aclosing(events):
-            async for event in events:
-                yield event
+    def _endpoint(self) -> Any:
+        return self.client.messages.create
 
-    async def _stream_once(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
-        started = time.monotonic()
-        create = self.client.messages.create
-        stream = await create(**sdk_call_kwargs(create, body))
-        parser = _StreamParser()
-        try:
-            async for raw in stream:
-                for event in parser.feed(raw):
-                    yield event
-        finally:
-            await stream.close()
-        if not parser.finished:
-            raise ModelError("Anthropic stream ended before message_stop")
-        yield parser.stop(latency_ms=int((time.monotonic() - started) * 1000))
+    def _new_parser(self) -> _StreamParser:
+        return _StreamParser()
 
     def _classify(self, exc: BaseException) -> str:
         """One of "throttled", "transient", "overflow", "other"."""
@@ -232,8 +188,10 @@ class _StreamParser:
             if value is not None:
                 self._usage[name] = int(value)
 
-    def stop(self, latency_ms: int) -> ModelStop:
-        return ModelStop(stop_reason=self.stop_reason, usage=self.usage(), latency_ms=latency_ms)
+    def end(self, latency_ms: int) -> list[ModelEvent]:
+        if not self.finished:
+            raise ModelError("Anthropic stream ended before message_stop")
+        return [ModelStop(stop_reason=self.stop_reason, usage=self.usage(), latency_ms=latency_ms)]
 
     def usage(self) -> Usage:
         """Anthropic's input count excludes cached tokens; the total counts them all."""

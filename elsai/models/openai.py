@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, Callable, Mapping
 from typing import Any
 
 from elsai.models._openai_request import convert_messages, convert_tool, convert_tool_choice
-from elsai.models._optional import LoopBoundClient, import_sdk, sdk_call_kwargs
+from elsai.models._sdk import SdkModel, SdkProvider, elapsed_ms
 from elsai.models.base import (
     BlockStop,
-    Model,
     ModelEvent,
     ModelRequest,
     ModelStop,
@@ -36,7 +34,7 @@ from elsai.models.base import (
     ToolInputDelta,
     ToolUseStart,
 )
-from elsai.models.retry import RetryPolicy, stream_with_retries
+from elsai.models.retry import RetryPolicy
 from elsai.types import StopReason, Usage, empty_usage
 
 DEFAULT_MODEL_ID = "gpt-4o"
@@ -70,7 +68,7 @@ class IncompleteStreamError(Exception):
     """A stream that closed without saying why it stopped: part of an answer, or none."""
 
 
-class OpenAIModel(Model):
+class OpenAIModel(SdkModel):
     """A chat-completions model: OpenAI's, or any OpenAI-compatible server's.
 
     `client_args` go to `openai.AsyncOpenAI(...)`. The SDK's own retries are off unless
@@ -80,6 +78,10 @@ class OpenAIModel(Model):
     `streaming=False` asks for whole completions: for servers that report usage only then
     (llama.cpp's ignores `stream_options.include_usage`).
     """
+
+    PROVIDER = SdkProvider(
+        "openai", "AsyncOpenAI", "OpenAIModel", "openai", "OpenAI-compatible server"
+    )
 
     def __init__(
         self,
@@ -93,35 +95,19 @@ class OpenAIModel(Model):
         max_backoff: float = 30.0,
         streaming: bool = True,
     ) -> None:
-        self._sdk = import_sdk("openai", "OpenAIModel", "openai")
-        self.model_id = model_id
-        self.client_args = dict(client_args or {})
-        self.params = dict(params or {})
+        retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
+        super().__init__(
+            model_id, client=client, client_args=client_args, params=params, retry=retry
+        )
         self.streaming = streaming
-        self.retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
-        self._clients = LoopBoundClient(client, self._new_client)
-
-    def _new_client(self) -> Any:
-        return self._sdk.AsyncOpenAI(**{"max_retries": 0, **self.client_args})
-
-    @property
-    def client(self) -> Any:
-        """The `AsyncOpenAI` client (created on first use, one per event loop)."""
-        return self._clients.get()
 
     @property
     def config(self) -> dict[str, Any]:
         """The settings that identify this model, for logs and traces (no secrets)."""
-        return {
-            "provider": "openai",
-            "model_id": self.model_id,
-            "base_url": self.client_args.get("base_url"),
-            "params": self.params,
-            "max_retries": self.retry.max_retries,
-            "initial_backoff": self.retry.initial_backoff,
-            "max_backoff": self.retry.max_backoff,
-            "streaming": self.streaming,
-        }
+        return {**super().config, "streaming": self.streaming}
+
+    def _settings(self) -> dict[str, Any]:
+        return {"base_url": self.client_args.get("base_url")}
 
     def build_request(self, request: ModelRequest) -> dict[str, Any]:
         """The JSON body of the chat completions call for `request`."""
@@ -141,45 +127,22 @@ class OpenAIModel(Model):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Stream one model call as elsai events, retrying throttling and transient faults."""
-        body = self.build_request(request)
-        # `aclosing`: a consumer that stops early closes the provider stream there and then.
-        once = self._stream_once if self.streaming else self._complete_once
-        events = stream_with_retries(
-            lambda: once(body), self.retry, self._classify, "OpenAI-compatible server"
-        )
-        async with aclosing(events):
-            async for event in events:
-                yield event
+    def _endpoint(self) -> Any:
+        return self.client.chat.completions.create
 
-    async def _stream_once(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
-        started = time.monotonic()
-        create = self.client.chat.completions.create
-        stream = await create(**sdk_call_kwargs(create, body))
-        parser = _StreamParser()
-        try:
-            async for chunk in stream:
-                for event in parser.feed(chunk):
-                    yield event
-        finally:
-            await stream.close()
-        if parser.finish_reason is None:
-            raise IncompleteStreamError(
-                "the stream ended without a finish_reason: the server stopped before its answer "
-                "was complete (its log says why)"
-            )
-        for event in parser.finish(latency_ms=int((time.monotonic() - started) * 1000)):
-            yield event
+    def _new_parser(self) -> _StreamParser:
+        return _StreamParser()
+
+    def _attempt(self) -> Callable[[dict[str, Any]], AsyncGenerator[ModelEvent, None]]:
+        return self._stream_once if self.streaming else self._complete_once
 
     async def _complete_once(self, body: dict[str, Any]) -> AsyncGenerator[ModelEvent, None]:
         started = time.monotonic()
-        create = self.client.chat.completions.create
-        response = await create(**sdk_call_kwargs(create, body))
+        response = await self._call(body)
         parser = _StreamParser()
         for event in parser.feed_completion(response):
             yield event
-        for event in parser.finish(latency_ms=int((time.monotonic() - started) * 1000)):
+        for event in parser.finish(latency_ms=elapsed_ms(started)):
             yield event
 
     def _classify(self, exc: BaseException) -> str:
@@ -276,6 +239,15 @@ class _StreamParser:
         if arguments:
             events.append(ToolInputDelta(block, arguments))
         return events
+
+    def end(self, latency_ms: int) -> list[ModelEvent]:
+        """The closing events of a stream, which must have said why it stopped."""
+        if self.finish_reason is None:
+            raise IncompleteStreamError(
+                "the stream ended without a finish_reason: the server stopped before its answer "
+                "was complete (its log says why)"
+            )
+        return self.finish(latency_ms)
 
     def finish(self, latency_ms: int) -> list[ModelEvent]:
         events: list[ModelEvent] = [BlockStop(index) for index in sorted(self._open)]

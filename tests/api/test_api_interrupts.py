@@ -132,7 +132,7 @@ def test_stale_token_record_is_not_reported_as_waiting(api: Api) -> None:
 
 
 def test_answering_the_same_wait_twice_is_409(engine_api: Api) -> None:
-    """Issue 16, bug 2: moto accepts a used task token, so only the API's record refuses it."""
+    """moto accepts a used task token, so only the API's record refuses it."""
     job_id = _waiting_job(engine_api)
     first = engine_api.answer(job_id, {"responses": ANSWERS})
     assert first.status == 200, first.body

@@ -38,8 +38,8 @@ def test_unknown_routes_are_404_json(api: Api, path: str) -> None:
 @pytest.mark.parametrize(
     ("method", "path", "allow"),
     [
-        ("PUT", "/jobs", "GET, POST"),  # GET /jobs lists jobs (issue 15)
-        ("PUT", "/jobs/abc", "DELETE, GET"),  # DELETE /jobs/{id} cancels (issue 15)
+        ("PUT", "/jobs", "GET, POST"),  # GET /jobs lists jobs
+        ("PUT", "/jobs/abc", "DELETE, GET"),  # DELETE /jobs/{id} cancels
         ("PUT", "/jobs/abc/responses", "POST"),
         ("GET", "/jobs/abc/responses", "POST"),
         ("POST", "/sessions/s1", "GET"),

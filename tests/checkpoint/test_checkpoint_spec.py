@@ -33,7 +33,7 @@ def test_storage_layout_is_exactly_the_spec(build: Any, store: Path) -> None:
     assert files == [
         "session_my-job/agents/agent_worker/agent.json",
         "session_my-job/agents/agent_worker/checkpoint.json",
-        # issue 16: the ownership lease sits beside checkpoint.json (which keeps only its fields)
+        # the ownership lease sits beside checkpoint.json (which keeps only its fields)
         "session_my-job/agents/agent_worker/lease.json",
         "session_my-job/agents/agent_worker/messages/message_0.json",
         "session_my-job/agents/agent_worker/messages/message_1.json",
@@ -119,7 +119,7 @@ def test_position_table(
     agent("weather?")
     assert (during[0] or {}).get("position") == during_tool
     if overlap:
-        # issue 13: the after_tools bookmark PUT may still be in flight while the model is
+        # overlap: the after_tools bookmark PUT may still be in flight while the model is
         # called (the call has no side effects), so the previous bookmark (or none) may still
         # be what is stored; it has landed before the reply is written.
         earlier = (during[0] or {}).get("position")

@@ -129,7 +129,7 @@ def test_s3_layout_and_crash_resume_under_prefix(bucket: str) -> None:
     assert keys == [
         base + "agents/agent_worker/agent.json",
         base + "agents/agent_worker/checkpoint.json",
-        base + "agents/agent_worker/lease.json",  # issue 16: ownership lease
+        base + "agents/agent_worker/lease.json",  # the ownership lease
         *[base + f"agents/agent_worker/messages/message_{i}.json" for i in range(4)],
         base + "session.json",
     ]

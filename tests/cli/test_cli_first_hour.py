@@ -1,4 +1,4 @@
-"""Issue 16, bugs 4 and 5 and the small CLI gaps: `ls` agrees with `show`/`check` on bad
+"""The CLI in a user's first hour: `ls` agrees with `show`/`check` on bad
 bookmarks, `tail --until-complete` ends on a final answer, `--version`, `check --agent`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ScriptedModel's recording (issue 13 item 5): cheap by default, whole conversations on request."""
+"""ScriptedModel's recording: cheap by default, whole conversations on request."""
 
 from __future__ import annotations
 

@@ -190,7 +190,7 @@ class Expectation:
 
 
 def expect(snapshot: Session, agent_id: str = AGENT_ID) -> Expectation:
-    """The spec's resume semantics (checkpoints.md "Resume semantics" + issue 3 gate rules)."""
+    """The spec's resume semantics (checkpoints.md "Resume semantics" + the consistency gate)."""
     bookmark = snapshot.bookmark
     msgs = snapshot.messages
     last = msgs[-1] if msgs else None

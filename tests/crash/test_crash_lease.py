@@ -1,4 +1,4 @@
-"""The ownership lease, proven with real processes (issue 16, bug 1).
+"""The ownership lease, proven with real processes.
 
 Process A runs the agent and blocks inside its one tool; process B is started on the same
 session/agent. A live A refuses B before B runs anything (the side-effect log shows A's pid

@@ -1,4 +1,4 @@
-"""Crash matrix with real processes (issue 3, "Proof").
+"""Crash matrix with real processes.
 
 A child process runs a tool-heavy scripted agent (three tool cycles, one with two concurrent
 tools, a pause and a second invocation that merges its text into a toolResult message) and is

@@ -1,4 +1,4 @@
-"""Issue 13 item 1: the after_tools bookmark PUT overlaps the model call, and a real SIGKILL
+"""The after_tools bookmark PUT overlaps the model call, and a real SIGKILL
 during that overlap never leaves a bookmark naming a message that is not durable.
 
 The child (overlap_child.py) kills itself with SIGKILL inside the model call, either while the

@@ -1,5 +1,5 @@
-"""Issue 13 item 1, `both`: the after_model bookmark PUT overlaps the tools and the write of
-their result, and a real SIGKILL during that overlap loses nothing.
+"""Position `both`: the after_model bookmark PUT overlaps the tools and the write of their
+result, and a real SIGKILL during that overlap loses nothing.
 
 The child (overlap_child.py) kills itself inside a tool while the after_model bookmark naming
 its toolUse is in flight or just landed, or right after that tool's result was stored while the

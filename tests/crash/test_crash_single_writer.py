@@ -1,4 +1,4 @@
-"""Single writer, proven with real processes (issue 3, "Beyond the spec").
+"""Single writer, proven with real processes (beyond what the spec requires).
 
 Two processes bound to the same session/agent: whichever writes second gets a
 SessionConflictError (printed, non-zero exit), and nothing already stored changes. A "zombie"
@@ -118,7 +118,7 @@ def test_two_processes_race_one_wins(backend: str, make_store, make_env, tmp_pat
     assert f"inv-{loser}" not in after.agent["invocation_ids"]
 
 
-# With the lease (issue 16) the zombie is refused when it takes the lease, since B wrote it
+# With the ownership lease the zombie is refused when it takes the lease, since B wrote it
 # after A loaded; without it, at its first data write. Either way nothing stored changes.
 STALE = "loaded conversation is stale"
 ZOMBIE_GUARDS = pytest.mark.parametrize("lease", [False, True], ids=["writes", "lease"])

@@ -1,4 +1,4 @@
-"""The Python examples of README.md and docs/*.md run as written.
+"""The Python examples of README.md and docs/*.md run as written, so the docs cannot drift.
 
 Each ```python block runs in a fresh interpreter in an empty directory. A block whose first
 line is `# requires: ...` needs something this machine does not have (AWS credentials, a

@@ -35,10 +35,10 @@ def test_routes_and_iam_authorization(template_dict: dict[str, Any]) -> None:
     routes = {(m["HttpMethod"], paths[m["ResourceId"]["Ref"]]) for m in methods.values()}
     assert routes == {
         ("POST", "/jobs"),
-        ("GET", "/jobs"),  # list (issue 15)
+        ("GET", "/jobs"),  # list
         ("GET", "/jobs/{job_id}"),
-        ("DELETE", "/jobs/{job_id}"),  # cancel (issue 15)
-        ("GET", "/jobs/{job_id}/events"),  # progress (issue 15)
+        ("DELETE", "/jobs/{job_id}"),  # cancel
+        ("GET", "/jobs/{job_id}/events"),  # progress
         ("POST", "/jobs/{job_id}/responses"),
         ("GET", "/sessions/{session_id}"),
     }
@@ -85,7 +85,7 @@ def _schema_for(template_dict: dict[str, Any], required: str) -> dict[str, Any]:
         ("prompt", {"prompt": ""}, False),
         ("prompt", {"prompt": "hi", "session_id": "../etc"}, False),
         ("responses", {"responses": [{"interruptId": "i1", "response": {"ok": True}}]}, True),
-        ("responses", {"responses": [{"id": "i1", "response": {"ok": True}}]}, True),  # issue 16
+        ("responses", {"responses": [{"id": "i1", "response": {"ok": True}}]}, True),  # id alias
         ("responses", {"responses": [{"id": "", "response": 1}]}, False),
         ("responses", {"responses": []}, False),
         ("responses", {"responses": [{"response": 1}]}, False),

@@ -21,7 +21,7 @@ def bundle_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_requirements_come_from_pyproject_with_boto3() -> None:
-    """boto3/botocore are bundled now (issue 10): the runtime's may predate PutObject IfMatch."""
+    """boto3/botocore are bundled: the runtime's may predate PutObject IfMatch."""
     reqs = bundling.lambda_requirements()
     names = {bundling._requirement_name(r) for r in reqs}
     assert {"pydantic", "aws-lambda-powertools", "boto3", "botocore"} <= names

@@ -1,4 +1,4 @@
-"""Issue 16, bug 3: a bad agent factory fails `cdk synth` and is a non-retried runtime error."""
+"""A bad agent factory fails `cdk synth` and is a non-retried runtime error."""
 
 from __future__ import annotations
 

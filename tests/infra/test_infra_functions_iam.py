@@ -155,10 +155,10 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     by_action = {a: _resources_of(s) for s in states for a in _actions(s)}
     assert set(by_action) == {
         "states:StartExecution",
-        "states:ListExecutions",  # GET /jobs (issue 15)
+        "states:ListExecutions",  # GET /jobs
         "states:DescribeExecution",
         "states:GetExecutionHistory",
-        "states:StopExecution",  # DELETE /jobs/{id} (issue 15)
+        "states:StopExecution",  # DELETE /jobs/{id}
         "states:SendTaskSuccess",
     }  # no SendTaskFailure: nothing in the API fails a task
     (start,) = by_action["states:StartExecution"]

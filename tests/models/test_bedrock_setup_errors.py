@@ -1,4 +1,4 @@
-"""Issue 16: Bedrock without credentials says what to do; retries are logged; one region rule."""
+"""Bedrock without credentials says what to do; retries are logged; one region rule."""
 
 from __future__ import annotations
 

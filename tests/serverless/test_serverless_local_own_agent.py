@@ -1,4 +1,4 @@
-"""`elsai local run` with a user's own agent (issue 16): a module outside the checkout, its own
+"""`elsai local run` with a user's own agent: a module outside the checkout, its own
 factory and a tool that asks a person; the first run stops waiting, the second answers it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A reused invocation_id with a different prompt is refused by name (issue 16, bug 6),
+"""A reused invocation_id with a different prompt is refused by name,
 and the positional scripted model continues a rebuilt agent where its transcript ends."""
 
 from __future__ import annotations

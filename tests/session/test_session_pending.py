@@ -1,4 +1,4 @@
-"""Issue 13 item 1: the overlapped after_tools bookmark write is never lost, nor its error.
+"""The overlapped after_tools bookmark write is never lost, nor its error.
 
 A failing background bookmark write fails the invocation at the next write (nothing is written
 after it), or at the end of the invocation when nothing follows; the lease is released anyway.

@@ -1,4 +1,4 @@
-"""Issue 13 item 2: message segments, the derived read accelerator beside the message files.
+"""Message segments, the derived read accelerator beside the message files.
 
 Resume of a whole history reads a bounded number of objects, whatever its length; segments
 that are missing, corrupt or stale are ignored (with a warning) and the transcript is read from

@@ -30,7 +30,7 @@ from elsai.cli.local.answers import (
 )
 from elsai.cli.local.graph import add_example_option, run_example
 from elsai.cli.local.project import local_extra_missing, project_dir
-from elsai.cli.render import Style
+from elsai.cli.render import Style, job_heading, write
 
 DEFAULT_PROMPT = "Process orders 1, 2 and 3"
 EVENT_STYLES = {
@@ -148,7 +148,7 @@ def _bedrock_credentials() -> dict[str, str]:
     frozen = creds.get_frozen_credentials()
     from elsai.models.bedrock_setup import resolve_region
 
-    region = resolve_region()  # the SDK's one rule (issue 16): configured, else us-west-2
+    region = resolve_region()  # the SDK's one region rule: configured, else us-west-2
     out: dict[str, str] = {"AWS_ACCESS_KEY_ID": str(frozen.access_key), "AWS_SECRET_ACCESS_KEY": str(frozen.secret_key),
                            "AWS_DEFAULT_REGION": region, "AWS_REGION": region}  # fmt: skip
     if frozen.token:
@@ -307,8 +307,7 @@ def _cause_message(cause: Any) -> str:
 
 def _print_summary(s: dict[str, Any], style: Style) -> None:
     ok = s["status"] == "SUCCEEDED"
-    print()
-    print(style.paint(f"Job {s['job_id']}: {s['status']}", "bold", "green" if ok else "red"))
+    write(job_heading(s["job_id"], s["status"], style))
     if s["text"]:
         print(f"  final text:   {s['text']}")
     if s["error"]:

@@ -18,7 +18,7 @@ from collections import Counter
 from typing import Any
 
 from elsai.cli.local.answers import exit_code
-from elsai.cli.render import Style
+from elsai.cli.render import Style, job_heading, write
 
 EXAMPLES = {"graph": "example_graph:build_graph"}
 KILLED_NODE = "writer_a"
@@ -114,9 +114,7 @@ def graph_summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> d
 
 def print_graph_summary(s: dict[str, Any], style: Style) -> None:
     """The human-readable form of `graph_summary`."""
-    ok = s["status"] == "SUCCEEDED"
-    print()
-    print(style.paint(f"Job {s['job_id']}: {s['status']}", "bold", "green" if ok else "red"))
+    write(job_heading(s["job_id"], s["status"], style))
     if s["text"]:
         print(f"  result: {s['text']}")
     if s["error"]:

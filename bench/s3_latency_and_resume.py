@@ -1,7 +1,7 @@
-"""Issue 13 items 1 and 2, elsai vs strands-agents in one run: S3 latency and the resume curve.
+"""S3 latency per tool cycle and the whole-history resume curve, elsai vs strands-agents.
 
-    .venv-bench/bin/python -m bench.issue13                 # both parts (a few minutes)
-    .venv-bench/bin/python -m bench.issue13 --only latency --repeats 5
+    .venv-bench/bin/python -m bench.s3_latency_and_resume   # both parts (a few minutes)
+    .venv-bench/bin/python -m bench.s3_latency_and_resume --only latency --repeats 5
 
 latency: a moto server behind `bench.latency_proxy` (a fixed delay per request, the same proxy
 for both SDKs). Per tool cycle = the time between two consecutive tool calls in one invocation
@@ -10,8 +10,8 @@ wait a fixed time per call, like a (very fast) real model.
 curve: whole-history (NullConversationManager) resume of 100 / 1,000 / 10,000-message sessions
 on loopback moto: time and S3 requests, both SDKs.
 
-Writes bench/results/issue13.json and its section of bench/results/README.md (between the
-`issue13` markers; the rest of the file is left alone).
+Writes bench/results/s3_latency_and_resume.json and its section of bench/results/README.md
+(between the `s3_latency_and_resume` markers; the rest of the file is left alone).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from bench import cycle_trace, elsai_side, s3env, strands_side, workload
 from bench.run_all import RESULTS_DIR, ResumeVariant, _build_session, _resume_once, environment
 
 TARGET_BOTH, TARGET_AFTER_TOOLS, TARGET_RESUME = 0.6, 0.45, 0.25
-BEGIN, END = "<!-- issue13:begin -->", "<!-- issue13:end -->"
+BEGIN, END = "<!-- s3_latency_and_resume:begin -->", "<!-- s3_latency_and_resume:end -->"
 
 
 def log(text: str) -> None:
@@ -206,10 +206,10 @@ def markdown(results: dict[str, Any]) -> str:
     env = results["environment"]
     lines = [
         BEGIN,
-        "## Issue 13: S3 latency off the critical path, resume cost independent of history",
+        "## S3 latency off the critical path, resume cost independent of history",
         "",
         f"Run {env['timestamp']}, elsai {env['elsai_commit']}, strands-agents {env['strands_version']}, "
-        f"moto {env['moto_version']}; `python -m bench.issue13` ({results['duration_s']:.0f} s). "
+        f"moto {env['moto_version']}; `python -m bench.s3_latency_and_resume` ({results['duration_s']:.0f} s). "
         f"Load average (1 min) at start / end: {env['load_average_at_start'][0]:.1f} / "
         f"{results['load_average_at_end'][0]:.1f} on this 2-core machine, shared with other "
         "engineers' test runs, so absolute times are noisy; both SDKs ran "
@@ -355,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         counter.uninstall()
         server.stop()
-    previous = os.path.join(args.out, "issue13.json")
+    previous = os.path.join(args.out, "s3_latency_and_resume.json")
     if "curve" not in only and os.path.exists(previous):  # keep the section whole
         with open(previous) as f:
             old = json.load(f)
@@ -368,7 +368,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     os.makedirs(args.out, exist_ok=True)
     suffix = "" if "latency" in only and results.get("curve") else "-" + "-".join(sorted(only))
-    with open(os.path.join(args.out, f"issue13{suffix}.json"), "w") as f:
+    with open(os.path.join(args.out, f"s3_latency_and_resume{suffix}.json"), "w") as f:
         json.dump(results, f, indent=1, default=str)
     if not suffix:
         write_section(text, os.path.join(args.out, "README.md"))
