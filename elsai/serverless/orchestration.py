@@ -11,8 +11,8 @@ The first RunSlice of a job finds an orchestrator instead of an Agent and report
   the edges and names the next batch, or the end.
 
 The Graph/Swarm semantics stay in `elsai.multiagent`: this module reaches them only through
-the orchestrator's `as_steps()` (this layer does not import that package). Payloads carry
-names, statuses and counters; answers are read from the session.
+the orchestrator's `as_steps()` (`elsai.multiagent.step_types`). Payloads carry names,
+statuses and counters; answers are read from the session.
 """
 
 from __future__ import annotations
@@ -20,15 +20,17 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from elsai.agent.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
 from elsai.interrupt.model import interrupt_dict
+from elsai.multiagent.base import MultiAgentBase
+from elsai.multiagent.invoke import NodeCall
+from elsai.multiagent.step_types import OrchestratorSteps, StepOutcome
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
@@ -46,60 +48,9 @@ _RUN_STATUS: dict[str, RunStatus] = {
 }
 
 
-class OutcomeView(Protocol):
-    """What a plan or fold step decided (`elsai.multiagent.steps.StepOutcome`)."""
-
-    status: str
-    nodes: list[str]
-    batch: int
-    error: str | None
-    text: str
-    interrupts: list[dict[str, Any]]
-    node_status: dict[str, str]
-
-
-class NodeCallView(Protocol):
-    """How to invoke one node (`elsai.multiagent.invoke.NodeCall`)."""
-
-    input: Any
-    invocation_id: str
-    invocation_state: dict[str, Any]
-    timeout: float | None
-    timeout_message: str
-    should_stop: Callable[[], bool] | None
-
-
-class OrchestratorSteps(Protocol):
-    """A Graph's or Swarm's run as steps (`MultiAgentBase.as_steps()`)."""
-
-    kind: str
-
-    def plan(self, task: Any, invocation_id: str) -> OutcomeView:
-        """Start or continue the run keyed by `invocation_id`; the nodes to run now."""
-        ...
-
-    def node_agent(self, name: str) -> Agent:
-        """The Agent of node `name`."""
-        ...
-
-    def node_call(
-        self, name: str, answers: Any = None, node_started_at: float | None = None
-    ) -> NodeCallView | None:
-        """How to invoke node `name` now (None: it already finished and is not re-run)."""
-        ...
-
-    def handed_off(self, name: str) -> bool:
-        """Whether node `name` ended its turn with a handoff (Swarm)."""
-        ...
-
-    def fold(self, batch: int, reports: dict[str, dict[str, Any]]) -> OutcomeView:
-        """Record the batch's node reports; the next batch or the end."""
-        ...
-
-
 def is_orchestrator(built: Any) -> bool:
-    """Whether the factory built a Graph or Swarm (anything offering `as_steps()`)."""
-    return callable(getattr(built, "as_steps", None)) and not isinstance(built, Agent)
+    """Whether the factory built a Graph or Swarm (a `MultiAgentBase`) instead of an Agent."""
+    return isinstance(built, MultiAgentBase)
 
 
 def node_config(config: AgentConfig, node: str) -> AgentConfig:
@@ -218,7 +169,7 @@ def build_steps(
     return steps
 
 
-def plan_result(kind: str, outcome: OutcomeView) -> PlanResult:
+def plan_result(kind: str, outcome: StepOutcome) -> PlanResult:
     """The state machine's view of a step outcome (names and small status only)."""
     now = time.time()
     return PlanResult(
@@ -320,7 +271,7 @@ def _node_outcome(
     request: NodeSliceRequest,
     steps: OrchestratorSteps,
     result: Any,
-    call: NodeCallView,
+    call: NodeCall,
     node_deadline: float | None,
     started: float,
 ) -> NodeSliceResult:
@@ -365,7 +316,6 @@ __all__ = [
     "JobStepRequest",
     "NodeSliceRequest",
     "NodeSliceResult",
-    "OrchestratorSteps",
     "PlanResult",
     "build_steps",
     "fold",
