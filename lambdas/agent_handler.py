@@ -119,26 +119,29 @@ def _park(event: dict[str, Any]) -> dict[str, Any]:
 @tracer.capture_method
 def _orchestrate(action: str, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Plan / node slice / fold of a Graph or Swarm job (elsai.serverless.orchestration)."""
-    from elsai.serverless import orchestration as steps
+    from elsai.serverless import orchestration
+    from elsai.serverless.slice_core import JobStepRequest
 
     request_type = {
-        "plan": steps.JobStepRequest,
-        "node_slice": steps.NodeSliceRequest,
-        "fold": steps.FoldRequest,
+        "plan": JobStepRequest,
+        "node_slice": orchestration.NodeSliceRequest,
+        "fold": orchestration.FoldRequest,
     }
     request: Any = request_type[action].model_validate(event)
     logger.append_keys(execution_id=request.execution_id, job_id=request.job_id,
                        session_id=request.session_id, node=getattr(request, "node", None))  # fmt: skip
     factory = load_factory(_factory_path())
     manager = _session_manager(request.session_id, request.job_id)
-    built = steps.build_steps(request, session_manager=manager, factory=factory, deadline=DEADLINE)
+    steps = orchestration.build_steps(
+        request, session_manager=manager, factory=factory, deadline=DEADLINE
+    )
     if action == "plan":
-        result: Any = steps.plan(request, built)
+        result: Any = orchestration.plan(request, steps)
     elif action == "fold":
-        result = steps.fold(request, built)
+        result = orchestration.fold(request, steps)
     else:
-        result = steps.run_node_slice(
-            request, built, remaining_ms=context.get_remaining_time_in_millis, deadline=DEADLINE
+        result = orchestration.run_node_slice(
+            request, steps, remaining_ms=context.get_remaining_time_in_millis, deadline=DEADLINE
         )
     logger.info(f"{action} finished", extra={"status": result.status})
     return result.model_dump()

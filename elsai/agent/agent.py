@@ -9,6 +9,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from elsai.agent.as_tool import SubAgentTool, agent_as_tool
 from elsai.agent.config import AgentConfig
 from elsai.errors import ConcurrentInvocationError
 from elsai.hooks.events import AfterInvocationEvent, BeforeInvocationEvent
@@ -260,11 +261,25 @@ class Agent:
         *,
         preserve_context: bool = True,
         mode: str | None = None,
-    ) -> Any:
+    ) -> SubAgentTool:
         """This agent as a tool for another agent (see elsai.agent.as_tool for the modes)."""
-        from elsai.agent.as_tool import agent_as_tool
+        return agent_as_tool(
+            self,
+            name,
+            description,
+            spawn=self._stateless_copy,
+            preserve_context=preserve_context,
+            mode=mode,  # type: ignore[arg-type]
+        )
 
-        return agent_as_tool(self, name, description, preserve_context=preserve_context, mode=mode)  # type: ignore[arg-type]
+    def _stateless_copy(self) -> Agent:
+        """A fresh agent with this one's model, tools, prompt and ids but no session: a spawn call."""
+        return Agent(
+            model=self.model,
+            tools=list(self.tool_registry),
+            system_prompt=self.system_prompt,
+            config=AgentConfig(agent_id=self.agent_id, name=self.config.name),
+        )
 
     def close(self) -> None:
         """Close what building this agent opened (e.g. MCP clients and their servers)."""

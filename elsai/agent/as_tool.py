@@ -11,25 +11,47 @@ to, so it cannot be checkpointed: a crash mid-call simply re-runs the whole sub-
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from elsai.ids import validate_id
 from elsai.tools.base import AgentTool, error_result
 from elsai.tools.context import ToolContext
-from elsai.types import ToolResult, ToolResultStatus, ToolSpec, ToolUse
+from elsai.types import AgentResult, AgentView, ToolResult, ToolResultStatus, ToolSpec, ToolUse
 
 if TYPE_CHECKING:
-    from elsai.agent.agent import Agent
+    from elsai.agent.config import AgentConfig
 
 Mode = Literal["preserve", "spawn"]
+
+
+class SubAgent(AgentView, Protocol):
+    """What a sub-agent tool needs of its agent (the `Agent` module imports this one)."""
+
+    @property
+    def config(self) -> AgentConfig:
+        """The agent's settings (its checkpoint and description are read)."""
+        ...
+
+    async def invoke_async(self, prompt: Any = None, **kwargs: Any) -> AgentResult:
+        """Run one invocation."""
+        ...
 
 
 class SubAgentTool(AgentTool):
     """An agent offered to another agent as a tool (see `agent_as_tool` for the modes)."""
 
-    def __init__(self, agent: Agent, name: str, description: str, mode: Mode) -> None:
+    def __init__(
+        self,
+        agent: SubAgent,
+        name: str,
+        description: str,
+        mode: Mode,
+        spawn: Callable[[], SubAgent],
+    ) -> None:
         self.agent = agent
         self.mode = mode
+        self._spawn = spawn
         self._spec: ToolSpec = {
             "name": name,
             "description": description,
@@ -77,28 +99,20 @@ class SubAgentTool(AgentTool):
         text = str(result) or f"(sub-agent stopped: {result.stop_reason})"
         return {"toolUseId": tool_use["toolUseId"], "status": status, "content": [{"text": text}]}
 
-    def _spawn(self) -> Agent:
-        from elsai.agent.agent import Agent
-        from elsai.agent.config import AgentConfig
-
-        source = self.agent
-        return Agent(
-            model=source.model,
-            tools=list(source.tool_registry),
-            system_prompt=source.system_prompt,
-            config=AgentConfig(agent_id=source.agent_id, name=source.config.name),
-        )
-
 
 def agent_as_tool(
-    agent: Agent,
+    agent: SubAgent,
     name: str | None = None,
     description: str | None = None,
     *,
+    spawn: Callable[[], SubAgent],
     preserve_context: bool = True,
     mode: Mode | None = None,
 ) -> SubAgentTool:
-    """Wrap `agent` as a tool: "preserve" keeps its conversation between calls, "spawn" starts fresh each call."""
+    """Wrap `agent` as a tool: "preserve" keeps its conversation between calls, "spawn" starts fresh each call.
+
+    `spawn` builds the fresh, stateless copy a "spawn" call runs (`Agent.as_tool` passes one).
+    """
     resolved: Mode = mode or ("preserve" if preserve_context else "spawn")
     if resolved not in ("preserve", "spawn"):
         raise ValueError(f"mode must be 'preserve' or 'spawn', got {mode!r}")
@@ -110,4 +124,4 @@ def agent_as_tool(
     tool_name = name or agent.name
     validate_id(tool_name, "tool name")
     text = description or agent.config.description or f"Delegate a task to the {tool_name} agent."
-    return SubAgentTool(agent, tool_name, text, resolved)
+    return SubAgentTool(agent, tool_name, text, resolved, spawn)

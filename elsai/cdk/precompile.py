@@ -101,8 +101,10 @@ def precompile_init_imports(bundle: Path, modules: list[str], factory: str | Non
     except RuntimeError as exc:
         print(f"warning: bundle left uncompiled (slower cold starts): {exc}", file=sys.stderr)
         return 0
-    warm_up = {"AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start", "ELSAI_AGENT_FACTORY": factory}
-    env = lambda_env([bundle], {**_LIST_ENV, **(warm_up if factory else {})})
+    extra = dict(_LIST_ENV)
+    if factory:  # a pre-initialized (SnapStart) init warms the factory up
+        extra.update(AWS_LAMBDA_INITIALIZATION_TYPE="snap-start", ELSAI_AGENT_FACTORY=factory)
+    env = lambda_env([bundle], extra)
     listed = subprocess.run(
         [exe, "-S", "-c", _LIST, *modules], cwd=bundle, env=env, capture_output=True, text=True
     )

@@ -19,7 +19,7 @@ from elsai.interrupt.model import Interrupt, InterruptError
 from elsai.loop.deps import Invocation, LoopDeps
 from elsai.loop.events import ResultEvent, ResumeEvent, StreamEvent
 from elsai.loop.model_call import MAX_MODEL_RETRIES_BY_HOOK, ModelCaller
-from elsai.loop.steps import Done, Relay, Steps
+from elsai.loop.phases import Done, Phase, Relay
 from elsai.loop.tool_runner import ToolRunner
 from elsai.loop.transcript import Transcript
 from elsai.types import AgentResult, ContentBlock, Message, ResumePlan, StopReason, tool_uses
@@ -70,7 +70,7 @@ class EventLoop:
 
     # -- start: the resume dispatch ----------------------------------------------------------
 
-    async def _start(self) -> Steps[Started]:
+    async def _start(self) -> Phase[Started]:
         inv, transcript, interrupts = self.inv, self.transcript, self.deps.interrupts
         plan = self.store.begin_invocation(inv.invocation_id, inv.input_content)
         new_content = [] if plan.input_already_recorded else inv.input_content
@@ -114,7 +114,7 @@ class EventLoop:
 
     # -- cycles: model call -> tools, until the turn ends --------------------------------------
 
-    async def _cycles(self, started: Started) -> Steps[Ended]:
+    async def _cycles(self, started: Started) -> Phase[Ended]:
         if started.paused:
             yield Done(Ended(self._last(), "paused"))
             return
@@ -158,7 +158,7 @@ class EventLoop:
             return
         yield Done(Ended(None, "end_turn"))  # interrupted while starting: finish reports it
 
-    async def _tool_cycle(self, message: Message) -> Steps[StopReason | None]:
+    async def _tool_cycle(self, message: Message) -> Phase[StopReason | None]:
         """Run the tools of `message`; ends with a stop reason, or None to call the model again."""
         if self._after_model() and self._stop_requested():
             yield Done("paused")

@@ -16,7 +16,7 @@ from elsai.loop.events import (
 )
 from elsai.loop.messages import strip_incomplete_tool_uses
 from elsai.loop.persistence import invoke_settled
-from elsai.loop.steps import Done, Relay, Steps
+from elsai.loop.phases import Done, Phase, Relay
 from elsai.loop.transcript import Transcript
 from elsai.models.base import ModelRequest, ReasoningDelta, TextDelta, ToolInputDelta, ToolUseStart
 from elsai.models.stream import MessageAssembler
@@ -44,7 +44,7 @@ class ModelCaller:
         self.inv = invocation
         self.transcript = transcript
 
-    async def call(self, cycle: int) -> Steps[ModelTurn]:
+    async def call(self, cycle: int) -> Phase[ModelTurn]:
         """Call until a reply is accepted; ends with the appended reply as a `ModelTurn`."""
         deps = self.deps
         overflow_retried = False
@@ -91,7 +91,7 @@ class ModelCaller:
         """Fire a hook around the model call (after a bookmark write in flight lands)."""
         return await invoke_settled(self.deps.hooks, self.deps.persistence, event)
 
-    async def _stream(self) -> Steps[ModelTurn]:
+    async def _stream(self) -> Phase[ModelTurn]:
         """One provider call: deltas streamed as events, then the assembled reply."""
         deps, inv = self.deps, self.inv
         assembler = MessageAssembler()

@@ -11,7 +11,7 @@ from elsai.interrupt.model import Interrupt, InterruptSignal
 from elsai.loop.deps import Invocation, LoopDeps
 from elsai.loop.events import ToolEndEvent, ToolStartEvent
 from elsai.loop.persistence import invoke_settled
-from elsai.loop.steps import Done, Steps
+from elsai.loop.phases import Done, Phase
 from elsai.tools.base import AgentTool, error_result
 from elsai.tools.context import ToolContext
 from elsai.types import ToolResult, ToolUse
@@ -51,7 +51,7 @@ class ToolRunner:
             return so
         return self.deps.tools.get(name)
 
-    async def run_batch(self, uses: list[ToolUse]) -> Steps[BatchOutcome]:
+    async def run_batch(self, uses: list[ToolUse]) -> Phase[BatchOutcome]:
         """Run `uses`, streaming start/end events; ends with the batch's `BatchOutcome`."""
         queue: asyncio.Queue[Any] = asyncio.Queue()
         raised: list[Interrupt] = []

@@ -15,11 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from elsai.agent.result import AgentResult, InvocationMetrics
 from elsai.errors import ConcurrentInvocationError
-from elsai.types import ContentBlock, StopReason, Usage, empty_usage
+from elsai.types import AgentResult, ContentBlock, InvocationMetrics, StopReason, Usage, empty_usage
+
+if TYPE_CHECKING:
+    from elsai.multiagent.step_types import OrchestratorSteps
 
 #: What an orchestrator is asked to do: text, or content blocks (Converse blocks, or
 #: `{"interruptResponse": ...}` blocks answering an interrupted run).
@@ -221,14 +223,13 @@ class MultiAgentBase(abc.ABC):
         passes one to a nested orchestrator for the same reason it passes one to agents.
         """
 
-    def as_steps(self) -> Any:
-        """This orchestrator's run as plan / node_call / fold steps (`elsai.multiagent.steps`).
+    @abc.abstractmethod
+    def as_steps(self) -> OrchestratorSteps:
+        """This orchestrator's run as plan / node_call / fold steps (`elsai.multiagent.step_types`).
 
-        How an engine that runs each node elsewhere (the serverless runtime) drives it.
+        How an engine that runs each node elsewhere (the serverless runtime) drives it. An
+        orchestrator that cannot run that way raises TypeError.
         """
-        from elsai.multiagent.steps import steps_for
-
-        return steps_for(self)
 
     @contextmanager
     def _exclusive(self, kind: str, lock: threading.Lock, kwargs: dict[str, Any]) -> Iterator[None]:

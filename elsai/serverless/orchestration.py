@@ -11,8 +11,8 @@ The first RunSlice of a job finds an orchestrator instead of an Agent and report
   the edges and names the next batch, or the end.
 
 The Graph/Swarm semantics stay in `elsai.multiagent`: this module reaches them only through
-the orchestrator's `as_steps()` (this layer does not import that package). Payloads carry
-names, statuses and counters; answers are read from the session.
+the orchestrator's `as_steps()` (`elsai.multiagent.step_types`). Payloads carry names,
+statuses and counters; answers are read from the session.
 """
 
 from __future__ import annotations
@@ -20,21 +20,32 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from elsai.agent.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
-from elsai.interrupt.model import interrupt_dict
+from elsai.multiagent.invoke import NodeCall
+from elsai.multiagent.step_types import OrchestratorSteps, StepOutcome
 from elsai.serverless.deadline import DeadlinePolicy
-from elsai.serverless.errors import checked_interrupts, model_access_guard
+from elsai.serverless.errors import checked_interrupts
 from elsai.serverless.factory import AgentFactory
-from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
-from elsai.session import keys
+from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
+from elsai.serverless.slice_core import (
+    JobStepRequest,
+    SliceInput,
+    SliceStatus,
+    answer_blocks,
+    is_orchestrator,
+    margin_ms,
+    run_agent,
+    slice_fields,
+    step_config,
+)
 from elsai.session.manager import SessionManager
+from elsai.types import AgentResult
 
 RunStatus = Literal["run", "completed", "failed", "interrupted"]
 _RUN_STATUS: dict[str, RunStatus] = {
@@ -44,62 +55,6 @@ _RUN_STATUS: dict[str, RunStatus] = {
     "interrupted": "interrupted",
     "paused": "run",
 }
-
-
-class OutcomeView(Protocol):
-    """What a plan or fold step decided (`elsai.multiagent.steps.StepOutcome`)."""
-
-    status: str
-    nodes: list[str]
-    batch: int
-    error: str | None
-    text: str
-    interrupts: list[dict[str, Any]]
-    node_status: dict[str, str]
-
-
-class NodeCallView(Protocol):
-    """How to invoke one node (`elsai.multiagent.invoke.NodeCall`)."""
-
-    input: Any
-    invocation_id: str
-    invocation_state: dict[str, Any]
-    timeout: float | None
-    timeout_message: str
-    should_stop: Callable[[], bool] | None
-
-
-class OrchestratorSteps(Protocol):
-    """A Graph's or Swarm's run as steps (`MultiAgentBase.as_steps()`)."""
-
-    kind: str
-
-    def plan(self, task: Any, invocation_id: str) -> OutcomeView:
-        """Start or continue the run keyed by `invocation_id`; the nodes to run now."""
-        ...
-
-    def node_agent(self, name: str) -> Agent:
-        """The Agent of node `name`."""
-        ...
-
-    def node_call(
-        self, name: str, answers: Any = None, node_started_at: float | None = None
-    ) -> NodeCallView | None:
-        """How to invoke node `name` now (None: it already finished and is not re-run)."""
-        ...
-
-    def handed_off(self, name: str) -> bool:
-        """Whether node `name` ended its turn with a handoff (Swarm)."""
-        ...
-
-    def fold(self, batch: int, reports: dict[str, dict[str, Any]]) -> OutcomeView:
-        """Record the batch's node reports; the next batch or the end."""
-        ...
-
-
-def is_orchestrator(built: Any) -> bool:
-    """Whether the factory built a Graph or Swarm (anything offering `as_steps()`)."""
-    return callable(getattr(built, "as_steps", None)) and not isinstance(built, Agent)
 
 
 def node_config(config: AgentConfig, node: str) -> AgentConfig:
@@ -115,19 +70,6 @@ def node_config(config: AgentConfig, node: str) -> AgentConfig:
         checkpoint=config.checkpoint or CheckpointConfig(position="both"),
         hooks=list(config.hooks),
     )
-
-
-class JobStepRequest(BaseModel):
-    """What every step (slice, plan, node slice, fold) gets: ids and answers, never a transcript."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
-    execution_id: str = Field(min_length=1)
-    session_id: str
-    agent_id: str = "agent"
-    prompt: str | None = None
-    interrupt_responses: list[dict[str, Any]] | None = None
 
 
 class NodeSliceRequest(JobStepRequest):
@@ -186,14 +128,7 @@ def build_steps(
     hooks: list[Any] | None = None,
 ) -> OrchestratorSteps:
     """Rebuild the job's orchestrator from the factory and check it uses the job's session."""
-    keys.validate_id(request.session_id, "session_id")
-    policy = deadline or DeadlinePolicy()
-    config = AgentConfig(
-        agent_id=request.agent_id,
-        session_manager=session_manager,
-        checkpoint=CheckpointConfig(position="both"),
-        hooks=[*policy.hooks(), *(hooks or [])],
-    )
+    config = step_config(request, session_manager, deadline or DeadlinePolicy(), hooks or [])
     built: Any = factory(config)
     if not is_orchestrator(built):
         raise AgentFactoryError(
@@ -218,7 +153,7 @@ def build_steps(
     return steps
 
 
-def plan_result(kind: str, outcome: OutcomeView) -> PlanResult:
+def plan_result(kind: str, outcome: StepOutcome) -> PlanResult:
     """The state machine's view of a step outcome (names and small status only)."""
     now = time.time()
     return PlanResult(
@@ -274,11 +209,7 @@ def run_node_slice(
     """One slice of node `request.node`: act on its bookmark, stop before the deadline."""
     started = time.time()
     agent = steps.node_agent(request.node)
-    answers = (
-        [{"interruptResponse": r} for r in request.interrupt_responses]
-        if request.interrupt_responses and agent.interrupts.active
-        else None
-    )
+    answers = answer_blocks(agent, request.interrupt_responses)
     call = steps.node_call(request.node, answers, request.started_at)
     if call is None:  # a Swarm node that handed off before a crash: not run again
         return NodeSliceResult(
@@ -288,14 +219,10 @@ def run_node_slice(
     if call.timeout is not None and call.timeout <= 0:
         return _failed(request, call.timeout_message, started)
     if answers is not None or request.slice == 0:
-        prompt, invocation_id = call.input, call.invocation_id
-    else:  # a continuation: the bookmark resumes; the id lets a retry take over the lease
-        prompt, invocation_id = None, f"{call.invocation_id}#slice#{request.slice}"
-    margin = (
-        (deadline or DeadlinePolicy()).stop_margin_ms(agent.model)
-        if stop_margin_ms is None
-        else stop_margin_ms
-    )
+        given = SliceInput(call.input, call.invocation_id)
+    else:  # a continuation: the bookmark resumes
+        given = SliceInput.continuation(call.invocation_id, request.slice)
+    margin = margin_ms(deadline or DeadlinePolicy(), agent.model, stop_margin_ms)
     node_deadline = time.time() + call.timeout if call.timeout is not None else None
     handoff = call.should_stop
 
@@ -306,36 +233,28 @@ def run_node_slice(
             or (handoff is not None and handoff())
         )
 
-    with model_access_guard():
-        result = agent(
-            prompt,
-            invocation_id=invocation_id,
-            invocation_state=call.invocation_state,  # e.g. the Swarm its handoff tool reports to
-            should_stop=should_stop,
-        )
-    return _node_outcome(request, steps, result, call, node_deadline, started)
+    # invocation_state: e.g. the Swarm its handoff tool reports to
+    status, result = run_agent(agent, given, should_stop, call.invocation_state)
+    return _node_result(request, steps, status, result, call, node_deadline, started)
 
 
-def _node_outcome(
+def _node_result(
     request: NodeSliceRequest,
     steps: OrchestratorSteps,
-    result: Any,
-    call: NodeCallView,
+    status: SliceStatus,
+    result: AgentResult,
+    call: NodeCall,
     node_deadline: float | None,
     started: float,
 ) -> NodeSliceResult:
-    status: Literal["completed", "continue", "interrupted", "failed"] = "completed"
-    if result.stop_reason == "interrupt":
-        status = "interrupted"
-    elif result.stop_reason == "paused" and not steps.handed_off(request.node):
-        if node_deadline is not None and time.time() >= node_deadline:
-            return _failed(request, call.timeout_message, started)
-        status = "continue"
+    if status == "continue" and steps.handed_off(request.node):
+        status = "completed"  # a Swarm node pauses once it handed off: its execution is done
+    elif status == "continue" and node_deadline is not None and time.time() >= node_deadline:
+        return _failed(request, call.timeout_message, started)
     metrics = result.metrics
     return NodeSliceResult(
         node=request.node,
         status=status,
-        stop_reason=result.stop_reason,
         usage={k: v for k, v in dict(metrics.usage).items() if isinstance(v, int)},
         metrics={
             "latency_ms": round(metrics.latency_ms, 3),
@@ -343,13 +262,10 @@ def _node_outcome(
             "model_calls": metrics.model_calls,
             "tool_calls": metrics.tool_calls,
         },
-        interrupts=checked_interrupts([interrupt_dict(i) for i in result.interrupts]),
-        resumed_from_checkpoint=result.resumed_from_checkpoint,
-        resume_position=result.resume_position,
         slice=request.slice,
-        model_calls=metrics.model_calls,
         started_at=started,
         ended_at=time.time(),
+        **slice_fields(result),
     )
 
 
@@ -362,14 +278,11 @@ def _failed(request: NodeSliceRequest, message: str, started: float) -> NodeSlic
 
 __all__ = [
     "FoldRequest",
-    "JobStepRequest",
     "NodeSliceRequest",
     "NodeSliceResult",
-    "OrchestratorSteps",
     "PlanResult",
     "build_steps",
     "fold",
-    "is_orchestrator",
     "node_config",
     "plan",
     "run_node_slice",

@@ -13,17 +13,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from elsai.agent import Agent
-from elsai.agent.config import AgentConfig
-from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
-from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.deadline import DeadlinePolicy
-from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
-from elsai.serverless.orchestration import JobStepRequest, is_orchestrator
 from elsai.serverless.parked import park_task_token
-from elsai.session import keys
+from elsai.serverless.slice_core import (
+    JobStepRequest,
+    SliceInput,
+    answer_blocks,
+    is_orchestrator,
+    margin_ms,
+    run_agent,
+    slice_fields,
+    step_config,
+)
 from elsai.session.manager import SessionManager
 from elsai.telemetry.otel import OtelTracing
 from elsai.telemetry.spans import record_slice, slice_span
@@ -78,14 +82,8 @@ def run_slice(
     applied to the agent's tools through a hook (see `elsai.serverless.deadline`).
     With `tracing` the agent gets it as a hook and the slice runs inside a `run_slice` span.
     """
-    keys.validate_id(request.session_id, "session_id")
     policy = deadline or DeadlinePolicy()
-    config = AgentConfig(
-        agent_id=request.agent_id,
-        session_manager=session_manager,
-        checkpoint=CheckpointConfig(position="both"),
-        hooks=[*policy.hooks(), *([tracing] if tracing is not None else [])],
-    )
+    config = step_config(request, session_manager, policy, [tracing] if tracing is not None else [])
     agent = factory(config)
     if is_orchestrator(agent):
         kind = type(agent).__name__.lower()  # "graph" | "swarm"
@@ -99,50 +97,28 @@ def run_slice(
             "'Your own agent: the factory contract'"
         )
 
-    prompt, invocation_id = _slice_input(request, agent)
-    margin_ms = policy.stop_margin_ms(agent.model) if safety_margin_ms is None else safety_margin_ms
+    given = _slice_input(request, agent)
+    margin = margin_ms(policy, agent.model, safety_margin_ms)
     with slice_span(tracing, request, span_attributes) as span:
-        with model_access_guard():  # no model access yet: a clear, non-retried job error
-            result = agent(
-                prompt,
-                invocation_id=invocation_id,
-                should_stop=lambda: remaining_ms() < margin_ms,
-            )
-        outcome = _outcome(request, result)
+        status, result = run_agent(agent, given, should_stop=lambda: remaining_ms() < margin)
+        outcome = SliceResult(
+            status=status,
+            text=str(result)[:MAX_TEXT_CHARS] if status == "completed" else "",
+            cycles=result.metrics.cycles,
+            slice=request.slice,
+            **slice_fields(result),
+        )
         record_slice(span, outcome)
     return outcome
 
 
-def _slice_input(request: SliceRequest, agent: Agent) -> tuple[Any, str]:
+def _slice_input(request: SliceRequest, agent: Agent) -> SliceInput:
     """What this slice sends the agent, and the invocation id that makes it exactly-once."""
-    if request.interrupt_responses and agent.interrupts.active:
-        responses = [{"interruptResponse": r} for r in request.interrupt_responses]
-        return responses, f"{request.execution_id}#responses#{request.slice}"
+    answers = answer_blocks(agent, request.interrupt_responses)
+    if answers is not None:
+        return SliceInput(answers, f"{request.execution_id}#responses#{request.slice}")
     # The prompt is exactly-once per execution: a retried first slice resumes instead.
     # (Answers already consumed by a crashed attempt need no re-sending: the bookmark resumes.)
-    # A continuation slice gets an id too: a retry of it (same slice number) may take over
-    # the ownership lease its timed-out attempt left, instead of waiting for it to expire.
     if request.prompt is not None:
-        return request.prompt, request.execution_id
-    return None, f"{request.execution_id}#slice#{request.slice}"
-
-
-def _outcome(request: SliceRequest, result: Any) -> SliceResult:
-    status: Literal["completed", "continue", "interrupted"]
-    if result.stop_reason == "paused":
-        status = "continue"
-    elif result.stop_reason == "interrupt":
-        status = "interrupted"
-    else:
-        status = "completed"
-    return SliceResult(
-        status=status,
-        stop_reason=result.stop_reason,
-        text=str(result)[:MAX_TEXT_CHARS] if status == "completed" else "",
-        interrupts=checked_interrupts([interrupt_dict(i) for i in result.interrupts]),
-        resumed_from_checkpoint=result.resumed_from_checkpoint,
-        resume_position=result.resume_position,
-        cycles=result.metrics.cycles,
-        model_calls=result.metrics.model_calls,
-        slice=request.slice,
-    )
+        return SliceInput(request.prompt, request.execution_id)
+    return SliceInput.continuation(request.execution_id, request.slice)

@@ -231,6 +231,9 @@ class PausingNode(MultiAgentBase):
         status = Status.PAUSED if len(self.calls) == 1 else Status.COMPLETED
         return MultiAgentResult(status=status)
 
+    def as_steps(self) -> Any:
+        raise TypeError("a test orchestrator does not run as steps")
+
 
 def test_a_paused_node_pauses_the_graph_and_the_next_call_continues_it(tmp_path: Path) -> None:
     pauser = PausingNode()

@@ -15,7 +15,9 @@ from multiagent_helpers import agent, read_cursor, tool_call
 
 from elsai import tool
 from elsai.multiagent import GraphBuilder, Status, Swarm
-from elsai.multiagent.steps import GraphSteps, SwarmSteps
+from elsai.multiagent.graph.steps import GraphSteps
+from elsai.multiagent.step_types import OrchestratorSteps
+from elsai.multiagent.swarm.steps import SwarmSteps
 from elsai.session import FileSessionManager
 
 
@@ -44,7 +46,7 @@ def _graph(store: Path, *, cycle: bool = False) -> Any:
     return builder.set_session_manager(FileSessionManager("job", str(store))).build()
 
 
-def _drive(steps: GraphSteps | SwarmSteps, task: str) -> Any:
+def _drive(steps: OrchestratorSteps, task: str) -> Any:
     """What the state machine does: plan, run each node of the batch, fold; until the end."""
     outcome = steps.plan(task, "job-1")
     while outcome.status == Status.EXECUTING:

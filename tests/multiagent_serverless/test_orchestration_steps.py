@@ -21,13 +21,13 @@ from elsai.multiagent import GraphBuilder
 from elsai.serverless import node_config
 from elsai.serverless.orchestration import (
     FoldRequest,
-    JobStepRequest,
     NodeSliceRequest,
     build_steps,
     fold,
     plan,
     run_node_slice,
 )
+from elsai.serverless.slice_core import JobStepRequest
 from elsai.session import FileSessionManager
 
 IDS = {

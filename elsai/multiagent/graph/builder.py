@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 from elsai.agent.agent import Agent
 from elsai.ids import validate_id
 from elsai.multiagent.base import MultiAgentBase
+from elsai.multiagent.graph.graph import Graph, GraphConfig
 from elsai.multiagent.graph.state import GraphEdge, GraphNode, GraphState
 from elsai.multiagent.graph.topology import Topology
 from elsai.multiagent.invoke import Executor
 from elsai.multiagent.limits import positive_seconds
 
 if TYPE_CHECKING:
-    from elsai.multiagent.graph.graph import Graph
     from elsai.session.manager import SessionManager
 
 Condition = Callable[[GraphState], bool]
@@ -103,8 +103,6 @@ class GraphBuilder:
 
     def build(self) -> Graph:
         """Check the nodes, edges and limits and return the graph; bad definitions fail here."""
-        from elsai.multiagent.graph.graph import Graph, GraphConfig
-
         if not self._nodes:
             raise ValueError("a graph needs at least one node: call add_node(agent, name)")
         edges = self._checked_edges()

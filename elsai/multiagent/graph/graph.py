@@ -30,6 +30,7 @@ from elsai.multiagent.base import (
 )
 from elsai.multiagent.graph.execution import GraphExecution
 from elsai.multiagent.graph.state import GraphEdge, GraphNode, GraphResult, GraphState
+from elsai.multiagent.graph.steps import GraphSteps
 from elsai.multiagent.graph.topology import Topology
 from elsai.multiagent.invoke import has_interrupt_responses
 from elsai.multiagent.persistence import (
@@ -148,6 +149,10 @@ class Graph(MultiAgentBase):
         execution = GraphExecution(self, state, store, invocation_state, answers, started)
         await execution.run()
         return self._result(state, time.perf_counter() - started, resumed)
+
+    def as_steps(self) -> GraphSteps:
+        """This graph's run as plan / node_call / fold steps (Agent nodes only)."""
+        return GraphSteps(self)
 
     # -- cursor <-> state --------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ from elsai.multiagent.persistence import CursorStore, SwarmCursor, encode_task
 from elsai.multiagent.swarm.handoff import Handoff, HandoffTool
 from elsai.multiagent.swarm.nodes import check_nodes, entry_name
 from elsai.multiagent.swarm.state import SwarmResult, SwarmState
+from elsai.multiagent.swarm.steps import SwarmSteps
 from elsai.types import text_of
 
 if TYPE_CHECKING:
@@ -199,6 +200,10 @@ class Swarm(MultiAgentBase):
             return restored_node_result(self.nodes[state.current_node]), recorded
         result = await run_node(call)
         return result, self.node_handoff(state, result)
+
+    def as_steps(self) -> SwarmSteps:
+        """This swarm's run as plan / node_call / fold steps (one node a batch)."""
+        return SwarmSteps(self)
 
     def node_base_id(self, state: SwarmState) -> str:
         """The invocation id of the current node's execution ("<swarm>:<run>:<node>:<n>")."""

@@ -24,7 +24,7 @@ class Done(Generic[T]):
 
 
 #: What a phase yields: stream events, then one `Done`.
-Steps = AsyncIterator[StreamEvent | Done[T]]
+Phase = AsyncIterator[StreamEvent | Done[T]]
 
 _MISSING = object()
 
@@ -32,12 +32,12 @@ _MISSING = object()
 class Relay(Generic[T]):
     """Iterate to relay a phase's stream events; then `value` is the phase's result."""
 
-    def __init__(self, steps: Steps[T]) -> None:
-        self._steps = steps
+    def __init__(self, phase: Phase[T]) -> None:
+        self._phase = phase
         self._value: object = _MISSING
 
     async def __aiter__(self) -> AsyncIterator[StreamEvent]:
-        async for item in self._steps:
+        async for item in self._phase:
             if isinstance(item, Done):
                 self._value = item.value
             else:

@@ -1,0 +1,159 @@
+"""What every step of a job shares, and the one way a slice runs an agent.
+
+Every step (slice, plan, node slice, fold) gets a `JobStepRequest` and asks the factory for
+the job's agent or orchestrator with the `AgentConfig` of `step_config`. A slice, of a
+single agent (`elsai.serverless.slice`) or of one node (`elsai.serverless.orchestration`),
+then runs the agent once: `SliceInput` is what it sends and under which invocation id
+(exactly-once), `run_agent` runs it and maps its stop reason to the state machine's status,
+and `slice_fields` are the report fields both slice results carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from elsai.agent.agent import Agent
+from elsai.agent.config import AgentConfig
+from elsai.checkpoint.config import CheckpointConfig
+from elsai.interrupt.model import interrupt_dict
+from elsai.models.base import Model
+from elsai.multiagent.base import MultiAgentBase
+from elsai.serverless.deadline import DeadlinePolicy
+from elsai.serverless.errors import checked_interrupts, model_access_guard
+from elsai.serverless.limits import MAX_JOB_ID_LENGTH
+from elsai.session import keys
+from elsai.session.manager import SessionManager
+from elsai.types import AgentResult
+
+#: How a slice's agent stopped, as the state machine branches on it.
+SliceStatus = Literal["completed", "continue", "interrupted"]
+
+
+class JobStepRequest(BaseModel):
+    """What every step (slice, plan, node slice, fold) gets: ids and answers, never a transcript."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
+    execution_id: str = Field(min_length=1)
+    session_id: str
+    agent_id: str = "agent"
+    prompt: str | None = None
+    interrupt_responses: list[dict[str, Any]] | None = None
+
+
+def is_orchestrator(built: Any) -> bool:
+    """Whether the factory built a Graph or Swarm (a `MultiAgentBase`) instead of an Agent."""
+    return isinstance(built, MultiAgentBase)
+
+
+def step_config(
+    request: JobStepRequest,
+    session_manager: SessionManager,
+    policy: DeadlinePolicy,
+    hooks: Sequence[Any] = (),
+) -> AgentConfig:
+    """The AgentConfig the factory gets at every step of the job.
+
+    The job's session, checkpoints at both boundaries, and the deadline policy's hooks
+    before `hooks`.
+    """
+    keys.validate_id(request.session_id, "session_id")
+    return AgentConfig(
+        agent_id=request.agent_id,
+        session_manager=session_manager,
+        checkpoint=CheckpointConfig(position="both"),
+        hooks=[*policy.hooks(), *hooks],
+    )
+
+
+def answer_blocks(
+    agent: Agent, responses: list[dict[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    """The interrupt responses as input blocks, if the agent is waiting for answers (else None)."""
+    if responses and agent.interrupts.active:
+        return [{"interruptResponse": r} for r in responses]
+    return None
+
+
+def margin_ms(policy: DeadlinePolicy, model: Model, override: int | None) -> int:
+    """How long before the Lambda deadline the slice stops: `override`, else the policy's."""
+    return policy.stop_margin_ms(model) if override is None else override
+
+
+@dataclass(frozen=True)
+class SliceInput:
+    """What a slice sends its agent, and the invocation id that makes it exactly-once."""
+
+    prompt: Any
+    invocation_id: str
+
+    @classmethod
+    def continuation(cls, invocation_id: str, slice_number: int) -> SliceInput:
+        """No new input: the bookmark resumes.
+
+        The id lets a retry of this slice (same number) take over the ownership lease its
+        timed-out attempt left, instead of waiting for it to expire.
+        """
+        return cls(None, f"{invocation_id}#slice#{slice_number}")
+
+
+def run_agent(
+    agent: Agent,
+    given: SliceInput,
+    should_stop: Callable[[], bool],
+    invocation_state: dict[str, Any] | None = None,
+) -> tuple[SliceStatus, AgentResult]:
+    """Run the slice's invocation; paused → "continue", interrupt → "interrupted"."""
+    with model_access_guard():  # no model access yet: a clear, non-retried job error
+        result = agent(
+            given.prompt,
+            invocation_id=given.invocation_id,
+            invocation_state=invocation_state,
+            should_stop=should_stop,
+        )
+    status: SliceStatus = "completed"
+    if result.stop_reason == "paused":
+        status = "continue"
+    elif result.stop_reason == "interrupt":
+        status = "interrupted"
+    return status, result
+
+
+class SliceFields(TypedDict):
+    """The report fields every slice result carries."""
+
+    stop_reason: str
+    interrupts: list[dict[str, Any]]
+    resumed_from_checkpoint: bool
+    resume_position: str | None
+    model_calls: int
+
+
+def slice_fields(result: AgentResult) -> SliceFields:
+    """A slice's report of its agent's result (interrupts checked to fit the job's state)."""
+    return {
+        "stop_reason": result.stop_reason,
+        "interrupts": checked_interrupts([interrupt_dict(i) for i in result.interrupts]),
+        "resumed_from_checkpoint": result.resumed_from_checkpoint,
+        "resume_position": result.resume_position,
+        "model_calls": result.metrics.model_calls,
+    }
+
+
+__all__ = [
+    "JobStepRequest",
+    "SliceFields",
+    "SliceInput",
+    "SliceStatus",
+    "answer_blocks",
+    "is_orchestrator",
+    "margin_ms",
+    "run_agent",
+    "slice_fields",
+    "step_config",
+]
