@@ -24,7 +24,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 def ma(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MaStack]:
     ledger = tmp_path_factory.mktemp("multiagent") / "ledger.jsonl"
     runtime = LocalRuntime(
-        root=ROOT,
+        project=ROOT,
         agent_factory="ma_agents:build_agent",
         fast_retries=True,
         pythonpath=(str(HERE),),

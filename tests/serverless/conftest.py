@@ -25,7 +25,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     ledger = tmp_path_factory.mktemp("serverless") / "ledger.jsonl"
     runtime = LocalRuntime(
-        root=ROOT,
+        project=ROOT,
         agent_factory="serverless_agents:build_agent",
         fast_retries=True,
         pythonpath=(str(HERE),),

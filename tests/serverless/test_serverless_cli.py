@@ -46,10 +46,10 @@ def test_local_run_shows_kill_retry_resume_and_completion() -> None:
     assert "\033[" not in out  # no colour when not on a terminal
 
 
-def test_local_run_outside_a_checkout_says_so(tmp_path: Path) -> None:
+def test_local_run_outside_a_cdk_app_says_so(tmp_path: Path) -> None:
     proc = _elsai("local", "run", cwd=tmp_path, env=_env(), timeout=60)
     assert proc.returncode == 2
-    assert "repo checkout" in proc.stderr and "cdk.json" in proc.stderr
+    assert f"no cdk.json in {tmp_path}" in proc.stderr and "CDK app" in proc.stderr
 
 
 def test_local_run_bedrock_without_credentials_is_a_clear_error(tmp_path: Path) -> None:

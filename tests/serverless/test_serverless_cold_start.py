@@ -20,7 +20,7 @@ HERE = Path(__file__).resolve().parent
 @pytest.fixture(scope="module")
 def cold_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     ledger = tmp_path_factory.mktemp("cold") / "ledger.jsonl"
-    with LocalRuntime(root=HERE.parents[1], agent_factory="serverless_agents:build_agent", fast_retries=True,
+    with LocalRuntime(project=HERE.parents[1], agent_factory="serverless_agents:build_agent", fast_retries=True,
                       pythonpath=(str(HERE),), child_env={"SERVERLESS_LEDGER": str(ledger)}, preloaded=False) as rt:  # fmt: skip
         yield Stack(rt, ledger)
 
