@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 from elsai.session.storage.file import FileStorage
 

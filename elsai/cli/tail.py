@@ -17,8 +17,8 @@ from typing import Any
 from elsai.checkpoint.model import Checkpoint
 from elsai.cli.render import Style, bookmark_line, compact, render_message, to_json, write
 from elsai.cli.store import CliError, Store
-from elsai.session import keys
-from elsai.session.records import MessageRecord, SessionCorruptError, load
+from elsai.session.layout import keys
+from elsai.session.layout.records import MessageRecord, SessionCorruptError, load
 
 
 @dataclass

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from elsai.checkpoint.model import utc_now
 from elsai.interrupt.model import interrupt_dict
 from elsai.multiagent.base import NodeResult, Status, Task, restored_agent_result, usage_dict
-from elsai.session.records import SessionCorruptError
+from elsai.session.layout.records import SessionCorruptError
 
 if TYPE_CHECKING:
     from elsai.session.manager import SessionManager
@@ -218,7 +218,7 @@ class CursorStore:
         """Where the cursor is stored, for messages a person reads."""
         if self.manager is None:
             return "multi_agent.json"
-        from elsai.session import keys
+        from elsai.session.layout import keys
 
         return self.manager.storage.describe(keys.multi_agent_key(self.manager.session_id))
 

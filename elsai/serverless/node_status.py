@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from elsai.session import keys
+from elsai.session.layout import keys
 
 if TYPE_CHECKING:
     from elsai.session.storage.base import StorageBackend

@@ -33,7 +33,7 @@ from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.manager import SessionManager
 
 RunStatus = Literal["run", "completed", "failed", "interrupted"]

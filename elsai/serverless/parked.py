@@ -3,7 +3,7 @@
 When a slice stops on interrupts, the state machine's `waitForTaskToken` task hands the
 agent Lambda a task token; `park_task_token` stores it with the pending interrupts, and the
 jobs API reads it back to report WAITING_FOR_INPUT and to send the answers. Both sides use
-this one model and the one key from `elsai.session.keys.job_token_key`.
+this one model and the one key from `elsai.session.layout.keys.job_token_key`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from elsai.session import keys
+from elsai.session.layout import keys
 
 if TYPE_CHECKING:
     from elsai.session.manager import SessionManager

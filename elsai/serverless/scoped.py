@@ -33,7 +33,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from elsai.session import keys
+from elsai.session.layout import keys
 
 #: The role a slice assumes for its agent (set by the CDK stack when isolation is on).
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"

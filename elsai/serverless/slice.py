@@ -23,7 +23,7 @@ from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
 from elsai.serverless.orchestration import JobStepRequest, is_orchestrator
 from elsai.serverless.parked import park_task_token
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.manager import SessionManager
 from elsai.telemetry.otel import OtelTracing
 from elsai.telemetry.spans import record_slice, slice_span

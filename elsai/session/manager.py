@@ -1,7 +1,7 @@
 """Session managers: a session id bound to a storage backend.
 
 `FileSessionManager` and `S3SessionManager` differ only in the backend they build; the
-layout (elsai.session.keys) and the durability rules (elsai.session.binding) are shared.
+layout (elsai.session.layout.keys) and the durability rules (elsai.session.write.binding) are shared.
 """
 
 from __future__ import annotations
@@ -12,22 +12,22 @@ from typing import TYPE_CHECKING, Any
 
 from elsai.checkpoint.model import utc_now
 from elsai.ids import validate_id
-from elsai.session import keys
-from elsai.session.lease import DEFAULT_LEASE_SECONDS
-from elsai.session.records import SessionRecord, dump, load
+from elsai.session.layout import keys
+from elsai.session.layout.records import SessionRecord, dump, load
 from elsai.session.storage.base import SessionConflictError, StorageBackend
+from elsai.session.write.lease import DEFAULT_LEASE_SECONDS
 
 if TYPE_CHECKING:
-    from elsai.session.binding import BoundAgent, SessionBinding
+    from elsai.session.write.binding import BoundAgent, SessionBinding
 
 
 class SessionManager:
     """Persists agents of one session. Several agents (unique agent_ids) may share a session."""
 
-    #: How long an agent's ownership lease lives without renewal (elsai.session.lease): a
+    #: How long an agent's ownership lease lives without renewal (elsai.session.write.lease): a
     #: crashed writer on another machine blocks the agent this long. None turns leases off.
     lease_seconds: float | None = DEFAULT_LEASE_SECONDS
-    #: Let the after_tools bookmark PUT overlap the next model call (elsai.session.pending);
+    #: Let the after_tools bookmark PUT overlap the next model call (elsai.session.write.pending);
     #: False writes every bookmark in line, before the step that follows it.
     overlap_bookmark: bool = True
     #: With `overlap_bookmark`, let the after_model bookmark PUT overlap the tools and the
@@ -43,7 +43,7 @@ class SessionManager:
 
     def bind_agent(self, agent: BoundAgent) -> SessionBinding:
         """Load `agent`'s stored conversation into it and return its persistence binding."""
-        from elsai.session.binding import SessionBinding
+        from elsai.session.write.binding import SessionBinding
 
         return SessionBinding(self, agent)
 

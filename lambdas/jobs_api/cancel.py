@@ -15,7 +15,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from elsai.errors import SessionConflictError
-from elsai.session import keys
+from elsai.session.layout import keys
 from jobs_api import aws, jobs
 from jobs_api.errors import Conflict, NotFound
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 from jobs_api import aws, jobs
 from jobs_api.cancel import public_status

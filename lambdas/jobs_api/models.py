@@ -5,7 +5,7 @@ from typing import Annotated, Any
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from elsai.serverless import limits
-from elsai.session import keys
+from elsai.session.layout import keys
 
 IdStr = Annotated[
     str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=f"^[{limits.ID_CHARS}]+$")

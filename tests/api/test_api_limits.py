@@ -10,7 +10,7 @@ import pytest
 from api_helpers import Api
 
 from elsai.serverless import limits
-from elsai.session import keys
+from elsai.session.layout import keys
 
 ALLOWED = "".join(c for c in map(chr, range(32, 127)) if re.fullmatch(f"[{limits.ID_CHARS}]", c))
 

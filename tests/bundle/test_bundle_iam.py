@@ -30,7 +30,7 @@ from moto import mock_aws
 from moto.core.authorization import enable_iam_authentication
 
 from elsai import aws_clients
-from elsai.session import keys
+from elsai.session.layout import keys
 from infra.local.template import load_template
 from infra.synth import state_machine_logical_id
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ma_helpers import MaStack
 
-from elsai.session import keys
+from elsai.session.layout import keys
 from infra.local import Fault, InvocationInfo
 
 

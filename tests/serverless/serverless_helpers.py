@@ -10,7 +10,7 @@ from typing import Any
 
 from transcripts import assert_valid_transcript as assert_valid_conversation  # noqa: F401
 
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.types import Message, text_of
 from infra.local import LocalRuntime
 

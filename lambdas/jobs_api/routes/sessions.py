@@ -4,7 +4,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from elsai.session import keys
+from elsai.session.layout import keys
 from jobs_api import aws
 from jobs_api.errors import InvalidRequest, NotFound
 from jobs_api.telemetry import tracer
@@ -20,7 +20,7 @@ def get_session(session_id: str) -> dict[str, Any]:
         keys.validate_id(session_id, "session_id")
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc
-    from elsai.session.inspect import summarize_session
+    from elsai.session.inspect.summary import summarize_session
 
     summary = summarize_session(aws.storage(), session_id)
     if summary is None:

@@ -7,10 +7,10 @@ session_<session_id>/
     agent_<agent_id>/
       agent.json
       checkpoint.json
-      lease.json                   # ownership lease of the live writer (elsai.session.lease)
+      lease.json                   # ownership lease of the live writer (elsai.session.write.lease)
       messages/
         message_<N>.json
-      segments/                      # derived read accelerator (elsai.session.segments)
+      segments/                      # derived read accelerator (elsai.session.read.segments)
         segment_<a>_<b>.json         # immutable copy of messages [a, b); never trusted over them
 """
 

@@ -1,6 +1,6 @@
 """Read a stored session tolerantly: every unreadable file becomes a `Problem`, never a raise.
 
-`elsai.session.check` judges what this module reads; operators and `elsai sessions show/check`
+`elsai.session.inspect.check` judges what this module reads; operators and `elsai sessions show/check`
 need the two apart, because showing a broken session must still work.
 """
 
@@ -15,8 +15,8 @@ from pydantic import ValidationError
 
 from elsai.checkpoint.model import SCHEMA_VERSION as CHECKPOINT_SCHEMA_VERSION
 from elsai.checkpoint.model import Checkpoint
-from elsai.session import keys
-from elsai.session.records import (
+from elsai.session.layout import keys
+from elsai.session.layout.records import (
     SESSION_SCHEMA_VERSION,
     AgentRecord,
     MessageRecord,

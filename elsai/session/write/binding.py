@@ -18,14 +18,14 @@ from elsai.checkpoint.gate import gate_denial
 from elsai.checkpoint.model import Checkpoint, utc_now
 from elsai.conversation.base import ConversationManager, sanitize_window_start
 from elsai.interrupt.state import InterruptState
-from elsai.session import keys
-from elsai.session.lease import OwnershipLease
-from elsai.session.pending import PendingWrite
-from elsai.session.records import AgentRecord, MessageRecord, dump, load
-from elsai.session.replay import InputLedger
-from elsai.session.segment_writer import SegmentWriter
+from elsai.session.layout import keys
+from elsai.session.layout.records import AgentRecord, MessageRecord, dump, load
+from elsai.session.read.window import load_window
 from elsai.session.storage.base import StoredObject
-from elsai.session.window import load_window
+from elsai.session.write.input_ledger import InputLedger
+from elsai.session.write.lease import OwnershipLease
+from elsai.session.write.pending import PendingWrite
+from elsai.session.write.segment_writer import SegmentWriter
 from elsai.types import AgentView, ContentBlock, Message, Position, ResumePlan, tool_uses
 
 if TYPE_CHECKING:
@@ -87,14 +87,14 @@ class SessionBinding:
         self.recorded_invocations: list[str] = []
         self.lease: OwnershipLease | None = None
         self.inputs = InputLedger()
-        #: The bookmark write overlapping the next step (elsai.session.pending).
+        #: The bookmark write overlapping the next step (elsai.session.write.pending).
         self.pending = PendingWrite()
         overlap = bool(getattr(manager, "overlap_bookmark", True))
         self._overlap = {
             "after_tools": overlap,
             "after_model": overlap and bool(getattr(manager, "overlap_after_model", True)),
         }
-        #: Derived message segments (elsai.session.segments), written in the background.
+        #: Derived message segments (elsai.session.read.segments), written in the background.
         self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
         self._load()
 
@@ -162,7 +162,7 @@ class SessionBinding:
             self._write_agent(force=True)
 
     def _bind_lease(self, loaded: StoredObject | None) -> None:
-        """The ownership lease as read with the rest (elsai.session.lease); None turns it off."""
+        """The ownership lease as read with the rest (elsai.session.write.lease); None turns it off."""
         seconds = getattr(self.manager, "lease_seconds", None)
         if seconds is not None:
             self.lease = OwnershipLease(
