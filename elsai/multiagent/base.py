@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, cast
 
-from elsai.agent.result import AgentResult, InvocationMetrics
 from elsai.errors import ConcurrentInvocationError
-from elsai.types import ContentBlock, StopReason, Usage, empty_usage
+from elsai.types import AgentResult, ContentBlock, InvocationMetrics, StopReason, Usage, empty_usage
 
 #: What an orchestrator is asked to do: text, or content blocks (Converse blocks, or
 #: `{"interruptResponse": ...}` blocks answering an interrupted run).

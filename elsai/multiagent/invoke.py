@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from elsai.agent.agent import Agent
-from elsai.agent.result import AgentResult
 from elsai.multiagent.base import (
     MultiAgentBase,
     MultiAgentResult,
@@ -26,7 +25,7 @@ from elsai.multiagent.base import (
     blocks_of,
 )
 from elsai.telemetry.spans import node_span, record_node
-from elsai.types import Usage, empty_usage
+from elsai.types import AgentResult, Usage, empty_usage
 
 logger = logging.getLogger("elsai.multiagent")
 
