@@ -28,12 +28,12 @@ from elsai.agent.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
+from elsai.ids import validate_id
 from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
-from elsai.session.layout import keys
 from elsai.session.manager import SessionManager
 
 RunStatus = Literal["run", "completed", "failed", "interrupted"]
@@ -186,7 +186,7 @@ def build_steps(
     hooks: list[Any] | None = None,
 ) -> OrchestratorSteps:
     """Rebuild the job's orchestrator from the factory and check it uses the job's session."""
-    keys.validate_id(request.session_id, "session_id")
+    validate_id(request.session_id, "session_id")
     policy = deadline or DeadlinePolicy()
     config = AgentConfig(
         agent_id=request.agent_id,

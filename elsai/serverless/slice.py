@@ -16,6 +16,7 @@ from elsai.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
+from elsai.ids import validate_id
 from elsai.interrupt.model import interrupt_dict
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
@@ -23,7 +24,6 @@ from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
 from elsai.serverless.orchestration import JobStepRequest, is_orchestrator
 from elsai.serverless.parked import park_task_token
-from elsai.session.layout import keys
 from elsai.session.manager import SessionManager
 from elsai.telemetry.otel import OtelTracing
 from elsai.telemetry.spans import record_slice, slice_span
@@ -78,7 +78,7 @@ def run_slice(
     applied to the agent's tools through a hook (see `elsai.serverless.deadline`).
     With `tracing` the agent gets it as a hook and the slice runs inside a `run_slice` span.
     """
-    keys.validate_id(request.session_id, "session_id")
+    validate_id(request.session_id, "session_id")
     policy = deadline or DeadlinePolicy()
     config = AgentConfig(
         agent_id=request.agent_id,

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from elsai.checkpoint.model import SCHEMA_VERSION as CHECKPOINT_SCHEMA_VERSION
 from elsai.checkpoint.model import Checkpoint
+from elsai.ids import validate_id
 from elsai.session.layout import keys
 from elsai.session.layout.records import (
     SESSION_SCHEMA_VERSION,
@@ -97,7 +98,7 @@ def load_session(
     `agent_id` limits reading to one agent; `last` reads only the newest N messages (the gate
     needs only the last one), so showing a long transcript's tail stays cheap.
     """
-    keys.validate_id(session_id, "session_id")
+    validate_id(session_id, "session_id")
     listed = sorted(storage.list(keys.session_dir(session_id)))
     if not listed:
         return None
@@ -190,7 +191,7 @@ def _read_agent(
 
 def _valid_id(value: str) -> bool:
     try:
-        keys.validate_id(value)
+        validate_id(value)
     except ValueError:
         return False
     return True

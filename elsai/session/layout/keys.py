@@ -18,10 +18,6 @@ from __future__ import annotations
 
 import re
 
-# The id checks used to live here; they are kept importable from this module.
-from elsai.ids import MAX_ID_LENGTH as MAX_ID_LENGTH
-from elsai.ids import validate_id as validate_id
-
 _MESSAGE_RE = re.compile(r"message_(\d+)\.json$")
 #: A segment file relative to its agent folder (for layout checks that list a session).
 SEGMENT_FILE_PATTERN = r"segments/segment_(?:0|[1-9]\d*)_[1-9]\d*\.json"

@@ -4,7 +4,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from elsai.session.layout import keys
+from elsai.ids import validate_id
 from jobs_api import aws
 from jobs_api.errors import InvalidRequest, NotFound
 from jobs_api.telemetry import tracer
@@ -17,7 +17,7 @@ router = Router()
 def get_session(session_id: str) -> dict[str, Any]:
     """Agents, message counts, last message and checkpoint bookmark of a stored session."""
     try:
-        keys.validate_id(session_id, "session_id")
+        validate_id(session_id, "session_id")
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc
     from elsai.session.inspect.summary import summarize_session
