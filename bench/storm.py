@@ -75,7 +75,7 @@ class _Snapshots:
 
 
 def _message_keys(rt: Any, session_id: str) -> list[tuple[int, str]]:
-    from elsai.session import keys
+    from elsai.session.layout import keys
 
     prefix = keys.messages_prefix(session_id, "agent")
     found = [(keys.message_index(k), k) for k, _ in rt.session_files(session_id)]
@@ -110,7 +110,7 @@ def _prompt(n: int, orders: int) -> str:
 
 def _judge(rt: Any, job: dict[str, Any], final: dict[str, Any], snaps: _Snapshots,
            runs: list[dict[str, Any]]) -> JobOutcome:  # fmt: skip
-    from elsai.session import keys
+    from elsai.session.layout import keys
     from tests.transcripts import transcript_problems
 
     out = JobOutcome(job["job_id"], final.get("status", "?"))

@@ -162,7 +162,7 @@ class JobsApi(Construct):
         # Reads: session summaries (session_<id>/...) and parked task tokens (jobs/...).
         for prefix in API_READ_PREFIXES:
             bucket.grant_read(self.function, prefix)
-        # The API's only writes, under jobs/ (elsai.session.keys): a cancel record per job and a
+        # The API's only writes, under jobs/ (elsai.session.layout.keys): a cancel record per job and a
         # create-only claim per answered wait (DELETE /jobs/{id}, POST /jobs/{id}/responses).
         iam.Grant.add_to_principal(
             grantee=self.function,

@@ -22,7 +22,7 @@ from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 
-#: Where owner-namespaced data lives (elsai.session.keys.OWNERS_PREFIX).
+#: Where owner-namespaced data lives (elsai.session.layout.keys.OWNERS_PREFIX).
 OWNERS = "owners/*"
 #: The API's only writes under an owner's prefix (cancel records, answer claims).
 API_OWNER_WRITES = ("owners/*/jobs/*/cancelled.json", "owners/*/jobs/*/answers/*")

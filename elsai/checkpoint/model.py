@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.errors import ElsaiError
+from elsai.schema import require_schema_version
 from elsai.types import Position
 
 SCHEMA_VERSION = "1.0"
@@ -34,11 +35,7 @@ class Checkpoint(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _known_schema(cls, value: str) -> str:
-        if value != SCHEMA_VERSION:
-            raise ValueError(
-                f"schema_version {value!r} is not supported (this SDK writes {SCHEMA_VERSION!r})"
-            )
-        return value
+        return require_schema_version(value, SCHEMA_VERSION)
 
     @field_validator("created_at")
     @classmethod

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from elsai.checkpoint.model import Checkpoint
-from elsai.session.check import NextInvoke, Problem
+from elsai.session.inspect.check import NextInvoke, Problem
 
 _CODES = {
     "bold": "1",

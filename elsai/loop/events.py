@@ -1,7 +1,6 @@
 """Typed events yielded by `Agent.stream_async`. The last one is always `ResultEvent`.
 
-The loop produces them, so they live in the loop package; `elsai.agent.stream_events`
-re-exports them under the old path.
+The loop produces them, so they live in the loop package.
 """
 
 from __future__ import annotations

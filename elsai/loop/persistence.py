@@ -1,7 +1,7 @@
 """The one narrow interface through which durability attaches to the loop.
 
 The loop calls these methods at its boundaries and nowhere else. Sessions and checkpoints
-implement them (`elsai.session.binding.SessionBinding`); without a session manager the
+implement them (`elsai.session.write.binding.SessionBinding`); without a session manager the
 agent uses `NoPersistence`. Exceptions raised here propagate: a failed write fails the
 invocation loudly rather than leaving a transcript the store does not have.
 """
@@ -51,7 +51,7 @@ class LoopPersistence(Protocol):
         ...
 
     def settle(self) -> None:
-        """Land any write still in flight, raising its error (see `elsai.session.pending`).
+        """Land any write still in flight, raising its error (see `elsai.session.write.pending`).
 
         A bookmark may overlap what follows its boundary (after_tools: the model call;
         after_model: the tools and their result's write); the loop settles it before hooks
@@ -112,7 +112,7 @@ class NoPersistence:
 async def invoke_settled(hooks: HookRegistry, persistence: LoopPersistence, event: E) -> E:
     """Fire `event`'s hooks once any bookmark write in flight has landed.
 
-    Bookmarks may overlap the model call and the tools (elsai.session.pending); hooks are user
+    Bookmarks may overlap the model call and the tools (elsai.session.write.pending); hooks are user
     code that may look at the store, so they see it landed. With no callback for the event
     nothing waits, and the write keeps overlapping.
     """

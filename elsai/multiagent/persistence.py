@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from elsai.checkpoint.model import utc_now
 from elsai.interrupt.model import interrupt_dict
 from elsai.multiagent.base import NodeResult, Status, Task, restored_agent_result, usage_dict
-from elsai.session.records import SessionCorruptError
+from elsai.schema import require_schema_version
+from elsai.session.layout.records import SessionCorruptError
 
 if TYPE_CHECKING:
     from elsai.session.manager import SessionManager
@@ -112,11 +113,7 @@ class CursorRecord(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _known_schema(cls, value: str) -> str:
-        if value != MULTI_AGENT_SCHEMA_VERSION:
-            raise ValueError(
-                f"schema_version {value!r} is not supported (this SDK writes {MULTI_AGENT_SCHEMA_VERSION!r})"
-            )
-        return value
+        return require_schema_version(value, MULTI_AGENT_SCHEMA_VERSION)
 
 
 class GraphCursor(CursorRecord):
@@ -218,7 +215,7 @@ class CursorStore:
         """Where the cursor is stored, for messages a person reads."""
         if self.manager is None:
             return "multi_agent.json"
-        from elsai.session import keys
+        from elsai.session.layout import keys
 
         return self.manager.storage.describe(keys.multi_agent_key(self.manager.session_id))
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from elsai.errors import ElsaiError, SessionConflictError
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 
 Status = Literal["sending", "sent", "failed"]

@@ -3,13 +3,13 @@
 The jobs API Lambda validates requests against these, and the CDK request models in
 `elsai/cdk/api.py` are built from them, so the coarse API Gateway gate can never drift
 stricter than the handler behind it. Ids follow the session store's rules
-(`elsai.session.keys.validate_id`); the pattern here is the character set the API admits on
+(`elsai.ids.validate_id`); the pattern here is the character set the API admits on
 top of them.
 """
 
 from __future__ import annotations
 
-from elsai.session.keys import MAX_ID_LENGTH
+from elsai.ids import MAX_ID_LENGTH
 
 #: Longest prompt `POST /jobs` accepts, in characters.
 MAX_PROMPT_CHARS = 100_000

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from elsai.session import keys
+from elsai.ids import validate_id
+from elsai.session.layout import keys
 
 if TYPE_CHECKING:
     from elsai.session.storage.base import StorageBackend
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 def node_status(storage: StorageBackend, session_id: str) -> dict[str, Any] | None:
     """{"kind", "status", "nodes": {name: status}, ["current_node"]}; None for a single agent."""
-    stored = storage.read(keys.multi_agent_key(keys.validate_id(session_id, "session_id")))
+    stored = storage.read(keys.multi_agent_key(validate_id(session_id, "session_id")))
     if stored is None:
         return None
     try:

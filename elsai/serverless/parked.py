@@ -3,7 +3,7 @@
 When a slice stops on interrupts, the state machine's `waitForTaskToken` task hands the
 agent Lambda a task token; `park_task_token` stores it with the pending interrupts, and the
 jobs API reads it back to report WAITING_FOR_INPUT and to send the answers. Both sides use
-this one model and the one key from `elsai.session.keys.job_token_key`.
+this one model and the one key from `elsai.session.layout.keys.job_token_key`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from elsai.session import keys
+from elsai.ids import validate_id
+from elsai.session.layout import keys
 
 if TYPE_CHECKING:
     from elsai.session.manager import SessionManager
@@ -50,7 +51,7 @@ def park_task_token(
     session_manager: SessionManager, job_id: str, task_token: str, interrupts: Any
 ) -> ParkedTaskToken:
     """Store the task token of a job waiting for human input where the API can find it."""
-    keys.validate_id(job_id, "job_id")
+    validate_id(job_id, "job_id")
     record = ParkedTaskToken(
         job_id=job_id, task_token=task_token, interrupts=interrupts, parked_at=time.time()
     )
@@ -71,7 +72,7 @@ def read_parked_token(storage: StorageBackend, job_id: str) -> ParkedTaskToken |
     The record may be stale (already answered); a record that is not one at all is an
     error naming its key, never silently "not waiting".
     """
-    key = keys.job_token_key(keys.validate_id(job_id, "job_id"))
+    key = keys.job_token_key(validate_id(job_id, "job_id"))
     stored = storage.read(key)
     if stored is None:
         return None

@@ -33,7 +33,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from elsai.session import keys
+from elsai.ids import validate_id
+from elsai.session.layout import keys
 
 #: The role a slice assumes for its agent (set by the CDK stack when isolation is on).
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"
@@ -80,8 +81,8 @@ def session_policy(
     bucket: str, prefix: str, session_id: str, job_id: str, partition: str = "aws"
 ) -> dict[str, Any]:
     """The session policy of one job: its own session and job records, nothing else in S3."""
-    keys.validate_id(session_id, "session_id")
-    keys.validate_id(job_id, "job_id")
+    validate_id(session_id, "session_id")
+    validate_id(job_id, "job_id")
     objects = f"arn:{partition}:s3:::{bucket}/{prefix}"
     return {
         "Version": "2012-10-17",

@@ -19,13 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from elsai.agent.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
+from elsai.ids import validate_id
 from elsai.interrupt.model import interrupt_dict
 from elsai.models.base import Model
 from elsai.multiagent.base import MultiAgentBase
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH
-from elsai.session import keys
 from elsai.session.manager import SessionManager
 from elsai.types import AgentResult
 
@@ -62,7 +62,7 @@ def step_config(
     The job's session, checkpoints at both boundaries, and the deadline policy's hooks
     before `hooks`.
     """
-    keys.validate_id(request.session_id, "session_id")
+    validate_id(request.session_id, "session_id")
     return AgentConfig(
         agent_id=request.agent_id,
         session_manager=session_manager,

@@ -1,7 +1,7 @@
 """Sessions: durable conversations in a fixed layout on local files or S3."""
 
+from elsai.session.layout.records import SessionCorruptError
 from elsai.session.manager import FileSessionManager, S3SessionManager, SessionManager
-from elsai.session.records import SessionCorruptError
 from elsai.session.storage.base import SessionConflictError, StorageError
 
 __all__ = [

@@ -1,33 +1,36 @@
 """Session managers: a session id bound to a storage backend.
 
-`FileSessionManager` and `S3SessionManager` differ only in the backend they build; the
-layout (elsai.session.keys) and the durability rules (elsai.session.binding) are shared.
+`FileSessionManager` and `S3SessionManager` differ only in the backend they build; the layout
+(elsai.session.layout) and the durability rules (elsai.session.write.binding) are shared. The
+manager holds the user-facing knobs; `bind_agent` freezes them into the binding's
+`BindingSettings`, so the write path never reads the manager.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from elsai.checkpoint.model import utc_now
 from elsai.ids import validate_id
-from elsai.session import keys
-from elsai.session.lease import DEFAULT_LEASE_SECONDS
-from elsai.session.records import SessionRecord, dump, load
-from elsai.session.storage.base import SessionConflictError, StorageBackend
-
-if TYPE_CHECKING:
-    from elsai.session.binding import BoundAgent, SessionBinding
+from elsai.session.layout import keys
+from elsai.session.layout.records import SessionRecord, load
+from elsai.session.storage.base import StorageBackend
+from elsai.session.write.binding import BoundAgent, SessionBinding
+from elsai.session.write.lease import DEFAULT_LEASE_SECONDS
+from elsai.session.write.session_record import create_session_record
+from elsai.session.write.settings import BindingSettings
 
 
 class SessionManager:
     """Persists agents of one session. Several agents (unique agent_ids) may share a session."""
 
-    #: How long an agent's ownership lease lives without renewal (elsai.session.lease): a
+    # The knobs below are read when an agent is bound (`binding_settings`); a binding
+    # already made keeps the values it was bound with.
+
+    #: How long an agent's ownership lease lives without renewal (elsai.session.write.lease): a
     #: crashed writer on another machine blocks the agent this long. None turns leases off.
     lease_seconds: float | None = DEFAULT_LEASE_SECONDS
-    #: Let the after_tools bookmark PUT overlap the next model call (elsai.session.pending);
+    #: Let the after_tools bookmark PUT overlap the next model call (elsai.session.write.pending);
     #: False writes every bookmark in line, before the step that follows it.
     overlap_bookmark: bool = True
     #: With `overlap_bookmark`, let the after_model bookmark PUT overlap the tools and the
@@ -37,15 +40,21 @@ class SessionManager:
     overlap_after_model: bool = True
 
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
-        self.session_id = keys.validate_id(session_id, "session_id")
+        self.session_id = validate_id(session_id, "session_id")
         self.storage = storage
         self._lock = threading.Lock()
 
     def bind_agent(self, agent: BoundAgent) -> SessionBinding:
         """Load `agent`'s stored conversation into it and return its persistence binding."""
-        from elsai.session.binding import SessionBinding
+        return SessionBinding(self.storage, self.session_id, agent, self.binding_settings())
 
-        return SessionBinding(self, agent)
+    def binding_settings(self) -> BindingSettings:
+        """This manager's knobs as they stand now, frozen for one binding."""
+        return BindingSettings(
+            lease_seconds=self.lease_seconds,
+            overlap_bookmark=bool(self.overlap_bookmark),
+            overlap_after_model=bool(self.overlap_after_model),
+        )
 
     def ensure_session(self) -> SessionRecord:
         """Create session.json on first use; read it otherwise."""
@@ -58,10 +67,7 @@ class SessionManager:
 
     def create_session_record(self) -> SessionRecord:
         """Write session.json; another process may create it first (same content, nothing lost)."""
-        record = SessionRecord(session_id=self.session_id, created_at=utc_now())
-        with contextlib.suppress(SessionConflictError):
-            self.storage.create(keys.session_key(self.session_id), dump(record))
-        return record
+        return create_session_record(self.storage, self.session_id)
 
     # -- orchestrator state (Graph / Swarm) -----------------------------------------------
 

@@ -17,7 +17,7 @@ from elsai_lambdas.jobs_api import aws, jobs
 from elsai_lambdas.jobs_api.errors import Conflict, NotFound
 
 from elsai.errors import SessionConflictError
-from elsai.session import keys
+from elsai.session.layout import keys
 
 CANCEL_ERROR = "elsai.Cancelled"
 

@@ -20,7 +20,7 @@ from elsai_lambdas.jobs_api.errors import InvalidRequest
 from elsai_lambdas.jobs_api.history import HistoryPage, HistoryState, history_events, stamp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 
 DEFAULT_LIMIT = 50

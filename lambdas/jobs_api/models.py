@@ -4,8 +4,8 @@ from typing import Annotated, Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from elsai.ids import validate_id
 from elsai.serverless import limits
-from elsai.session import keys
 
 IdStr = Annotated[
     str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=f"^[{limits.ID_CHARS}]+$")
@@ -25,12 +25,12 @@ class StartJob(BaseModel):
     def _session_id(cls, value: str | None) -> str | None:
         # The storage layout's own rules on top of the pattern (e.g. no ".."); a ValueError
         # here becomes a 400 like any other validation error.
-        return None if value is None else keys.validate_id(value, "session_id")
+        return None if value is None else validate_id(value, "session_id")
 
     @field_validator("agent_id")
     @classmethod
     def _agent_id(cls, value: str) -> str:
-        keys.validate_id(value, "agent_id")
+        validate_id(value, "agent_id")
         return value
 
 

@@ -11,7 +11,7 @@ its caller, and the caller owns what it creates:
   ``accountId`` + ``caller`` (the principal id) is used. With ``ELSAI_AUTH=cognito`` (a
   Cognito user pool authorizer) the identity is the token's ``sub`` claim. No identity: 401.
 - **Storage.** An owner's sessions and job records live under
-  ``owners/<tag>/`` (`elsai.session.keys.owner_prefix`, a hash of the identity), the spec's
+  ``owners/<tag>/`` (`elsai.session.layout.keys.owner_prefix`, a hash of the identity), the spec's
   layout unchanged below it: two callers' ``customer-42`` are different sessions.
 - **Jobs.** A job's id carries its owner's tag (``o<tag>-...``,
   `elsai.serverless.scoped.owned_job_id`), so the slices find the owner's prefix from the job
@@ -34,7 +34,7 @@ from elsai_lambdas.jobs_api.errors import NotFound, Unidentified
 
 from elsai.serverless import limits
 from elsai.serverless.scoped import job_owner_tag, owned_job_id
-from elsai.session import keys
+from elsai.session.layout import keys
 
 TENANCY_ENV = "ELSAI_TENANCY"
 AUTH_ENV = "ELSAI_AUTH"

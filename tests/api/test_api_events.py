@@ -11,7 +11,7 @@ import pytest
 from api_helpers import BUCKET, INTERRUPTS, Api, Reply, make_event, wait_until
 from test_api_fuzz import SEED, WEIRD_STRINGS, _random_text, assert_refused
 
-from elsai.session import keys
+from elsai.session.layout import keys
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 
@@ -174,7 +174,7 @@ def test_list_jobs_pages_newest_first_and_shows_cancelled(api: Api) -> None:
 
 
 def _store_message(api: Api, session_id: str, index: int, message: dict[str, Any]) -> None:
-    from elsai.session.records import MessageRecord, dump
+    from elsai.session.layout.records import MessageRecord, dump
 
     record = MessageRecord(message_id=index, created_at="2100-01-01T00:00:00Z", message=message)
     key = keys.message_key(session_id, "agent", index)

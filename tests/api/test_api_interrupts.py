@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from api_helpers import BUCKET, INTERRUPTS, Api, load_event, wait_until
 
-from elsai.session import keys
+from elsai.session.layout import keys
 
 # The agent handler's park step publishes no metrics; Powertools warns about that.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

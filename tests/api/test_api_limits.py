@@ -9,8 +9,8 @@ import re
 import pytest
 from api_helpers import Api
 
+from elsai.ids import validate_id
 from elsai.serverless import limits
-from elsai.session import keys
 
 ALLOWED = "".join(c for c in map(chr, range(32, 127)) if re.fullmatch(f"[{limits.ID_CHARS}]", c))
 
@@ -28,11 +28,11 @@ def test_every_id_the_pattern_admits_the_store_accepts_unless_it_holds_dotdot() 
     pattern = re.compile(limits.ID_PATTERN)
     for value in _ids(300):
         assert pattern.match(value), value
-        assert keys.validate_id(value, "id") == value
+        assert validate_id(value, "id") == value
     # '..' passes the character set; the handler refuses it through validate_id (see below).
     assert pattern.match("a..b")
     with pytest.raises(ValueError):
-        keys.validate_id("a..b")
+        validate_id("a..b")
 
 
 def test_the_length_bound_is_the_stores() -> None:
@@ -40,7 +40,7 @@ def test_the_length_bound_is_the_stores() -> None:
     assert re.match(limits.ID_PATTERN, longest)
     assert not re.match(limits.ID_PATTERN, longest + "a")
     with pytest.raises(ValueError, match="limit"):
-        keys.validate_id(longest + "a")
+        validate_id(longest + "a")
 
 
 @pytest.mark.parametrize("field", ["session_id", "agent_id"])

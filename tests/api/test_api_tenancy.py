@@ -17,7 +17,8 @@ from api_helpers import ACCOUNT, BUCKET, Api, Reply, make_event, wait_until
 from elsai.agent import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.serverless.scoped import job_owner_tag, job_storage_prefix
-from elsai.session import S3SessionManager, keys
+from elsai.session import S3SessionManager
+from elsai.session.layout import keys
 
 ALICE = f"arn:aws:sts::{ACCOUNT}:assumed-role/app-users/alice"
 BOB = f"arn:aws:sts::{ACCOUNT}:assumed-role/app-users/bob"

@@ -31,7 +31,7 @@ from moto.core.authorization import enable_iam_authentication
 from elsai import aws_clients
 from elsai.local.definition import state_machine_logical_id
 from elsai.local.template import load_service
-from elsai.session import keys
+from elsai.session.layout import keys
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EVENTS = REPO_ROOT / "tests" / "api" / "events"

@@ -18,7 +18,7 @@ import pytest
 from lambda_run import BELOW_FLOOR, FLOOR, run_agent_handler
 
 from elsai.cdk.lock import locked_versions
-from elsai.session import keys
+from elsai.session.layout import keys
 
 pytestmark = pytest.mark.slow
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +14,10 @@ from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
-from elsai.agent.stream_events import ResultEvent, ResumeEvent
 from elsai.checkpoint import CheckpointConfig
 from elsai.conversation import SlidingWindowConversationManager
 from elsai.hooks import AfterInvocationEvent, BeforeInvocationEvent
+from elsai.loop.events import ResultEvent, ResumeEvent
 from elsai.models import ScriptedModel
 from elsai.session import FileSessionManager, SessionConflictError
 from elsai.tools import ToolContext
@@ -240,15 +238,7 @@ def test_no_reads_during_a_run(build: Any, store: Path) -> None:
     assert len(writes) == 1 + 2 * 4 + 1 + 1
 
 
-def test_experimental_checkpoint_module_warns_and_points_to_stable_home() -> None:
-    sys.modules.pop("elsai.experimental.checkpoint", None)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        module = importlib.import_module("elsai.experimental.checkpoint")
-    assert any(
-        issubclass(w.category, DeprecationWarning) and "elsai.checkpoint" in str(w.message)
-        for w in caught
-    )
-    from elsai.checkpoint import CheckpointConfig as Stable
-
-    assert module.CheckpointConfig is Stable
+def test_checkpoints_have_no_experimental_home() -> None:
+    """The spec says not to import from elsai.experimental.checkpoint: there is nothing there."""
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("elsai.experimental.checkpoint")

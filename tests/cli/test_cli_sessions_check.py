@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import agent_dir, edit_json, run_clean, run_crashed, run_interrupted, sessions
 
-from elsai.session.check import Problem, check_session
+from elsai.session.inspect.check import Problem, check_session
 from elsai.session.storage import FileStorage
 
 

@@ -13,7 +13,7 @@ from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
-from elsai.agent.stream_events import ToolEndEvent
+from elsai.loop.events import ToolEndEvent
 from elsai.models import ScriptedModel
 from elsai.tools.executor import ConcurrentToolExecutor, SequentialToolExecutor, ToolExecutor
 

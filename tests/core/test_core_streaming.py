@@ -11,7 +11,8 @@ import pytest
 from core_helpers import assistant, tool_use
 
 from elsai import Agent, tool
-from elsai.agent.stream_events import (
+from elsai.errors import ConcurrentInvocationError
+from elsai.loop.events import (
     MessageAddedStreamEvent,
     ModelCallStartEvent,
     ResultEvent,
@@ -21,7 +22,6 @@ from elsai.agent.stream_events import (
     ToolInputDeltaEvent,
     ToolStartEvent,
 )
-from elsai.errors import ConcurrentInvocationError
 from elsai.models import ScriptedModel
 
 FINAL = "The weather in Oslo is 4 degrees and cloudy, bring a jacket."

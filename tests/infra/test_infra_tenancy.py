@@ -15,9 +15,10 @@ import pytest
 from test_infra_nag import assert_clean
 
 from elsai.cdk.config import ElsaiConfig
+from elsai.ids import MAX_ID_LENGTH
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH
 from elsai.serverless.scoped import TENANT_ROLE_ENV, session_policy
-from elsai.session import keys
+from elsai.session.layout import keys
 
 ADMIN = "arn:aws:iam::123456789012:role/ops/ops-admin"
 POOL = "arn:aws:cognito-idp:us-east-1:123456789012:userpool/us-east-1_Example1"
@@ -133,7 +134,7 @@ def test_default_stack_has_no_tenant_role(template_dict: dict[str, Any]) -> None
 
 def test_session_policy_names_exactly_one_job_and_fits_the_sts_limit() -> None:
     prefix = keys.owner_prefix(keys.owner_tag("iam:someone"))
-    session, job = "s" * keys.MAX_ID_LENGTH, "j" * MAX_JOB_ID_LENGTH
+    session, job = "s" * MAX_ID_LENGTH, "j" * MAX_JOB_ID_LENGTH
     policy = session_policy("b" * 63, prefix, session, job)
     (objects,) = [s for s in policy["Statement"] if s["Sid"] == "OwnSessionAndJob"]
     assert objects["Resource"] == [

@@ -28,6 +28,6 @@ class MaStack:
         ]  # fmt: skip
 
     def cursor(self, session_id: str) -> dict[str, Any]:
-        from elsai.session import keys
+        from elsai.session.layout import keys
 
         return dict(self.rt.read_json(keys.multi_agent_key(session_id)))

@@ -13,7 +13,7 @@ from typing import Any
 from ma_helpers import MaStack
 
 from elsai.local import Fault, InvocationInfo
-from elsai.session import keys
+from elsai.session.layout import keys
 
 
 def _node_runs(ma: MaStack, job_id: str) -> Counter[str]:

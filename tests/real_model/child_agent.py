@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from agent_setup import PROMPT, build_agent  # noqa: E402
 
-from elsai.agent.stream_events import ToolInputDeltaEvent  # noqa: E402
+from elsai.loop.events import ToolInputDeltaEvent  # noqa: E402
 
 
 async def main(base_url: str, gguf: str, session_dir: str, marker: str) -> None:

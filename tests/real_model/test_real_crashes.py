@@ -22,8 +22,8 @@ from transcripts import assert_valid_transcript
 
 from elsai import Agent
 from elsai.agent import AgentConfig
-from elsai.agent.stream_events import TextDeltaEvent
 from elsai.errors import ModelError
+from elsai.loop.events import TextDeltaEvent
 from elsai.session import FileSessionManager
 
 HERE = Path(__file__).resolve().parent

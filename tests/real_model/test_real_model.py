@@ -17,7 +17,7 @@ from transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
-from elsai.agent.stream_events import ResultEvent, TextDeltaEvent, ToolInputDeltaEvent
+from elsai.loop.events import ResultEvent, TextDeltaEvent, ToolInputDeltaEvent
 from elsai.models.base import ModelRequest, ModelStop, TextDelta
 from elsai.models.openai import OpenAIModel
 from elsai.types import text_of

@@ -11,7 +11,7 @@ from typing import Any
 from transcripts import assert_valid_transcript as assert_valid_conversation  # noqa: F401
 
 from elsai.local import LocalRuntime
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.types import Message, text_of
 
 

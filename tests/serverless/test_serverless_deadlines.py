@@ -25,7 +25,8 @@ from elsai.cdk.config import ElsaiConfig
 from elsai.models import BedrockModel, ScriptedModel
 from elsai.models.base import ModelRequest
 from elsai.serverless import DeadlinePolicy, SliceRequest, run_slice
-from elsai.session import FileSessionManager, keys
+from elsai.session import FileSessionManager
+from elsai.session.layout import keys
 from elsai.types import tool_results
 
 

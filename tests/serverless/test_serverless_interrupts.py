@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from serverless_helpers import Stack, assert_valid_conversation
 
-from elsai.session import keys
+from elsai.session.layout import keys
 
 
 def test_interrupt_waits_for_the_answer_through_the_api_then_completes(stack: Stack) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from elsai.serverless import ParkedTaskToken, park_task_token, read_parked_token
-from elsai.session import FileSessionManager, keys
+from elsai.session import FileSessionManager
+from elsai.session.layout import keys
 
 INTERRUPTS = [{"id": "i1", "name": "approve", "reason": {"amount": 40}, "tool_use_id": "t1"}]
 

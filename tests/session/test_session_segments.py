@@ -21,9 +21,10 @@ from elsai.agent import AgentConfig
 from elsai.checkpoint import CheckpointConfig
 from elsai.conversation.null import NullConversationManager
 from elsai.models import ScriptedModel
-from elsai.session import FileSessionManager, S3SessionManager, keys
-from elsai.session.check import check_session
-from elsai.session.segments import SEGMENT_SIZE, covering, encode
+from elsai.session import FileSessionManager, S3SessionManager
+from elsai.session.inspect.check import check_session
+from elsai.session.layout import keys
+from elsai.session.read.segments import SEGMENT_SIZE, covering, encode
 from elsai.session.storage import FileStorage, S3Storage, StorageBackend
 
 SID, AID = "long", "worker"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.storage import (
     FileStorage,
     S3Storage,

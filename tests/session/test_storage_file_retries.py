@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.storage import FileStorage, SessionConflictError, StorageError, StoredObject
 from elsai.session.storage.file import content_version
 

@@ -22,7 +22,8 @@ from elsai.agent import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.conversation.null import NullConversationManager
 from elsai.models import ScriptedModel
-from elsai.session import S3SessionManager, keys
+from elsai.session import S3SessionManager
+from elsai.session.layout import keys
 from elsai.session.storage import (
     S3Storage,
     SessionConflictError,

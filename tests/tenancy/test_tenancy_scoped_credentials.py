@@ -25,7 +25,8 @@ from moto_session_policies import session_policies_enforced  # noqa: F401 - a fi
 
 from elsai import aws_clients
 from elsai.serverless.scoped import TENANT_ROLE_ENV, job_storage_prefix, owned_job_id
-from elsai.session import S3SessionManager, keys
+from elsai.session import S3SessionManager
+from elsai.session.layout import keys
 
 REGION, BUCKET = "us-east-1", "elsai-tenancy-tests"
 TAG_A, TAG_B = keys.owner_tag("iam:alice"), keys.owner_tag("iam:bob")

@@ -274,7 +274,7 @@ def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[s
 
 
 def _bookmark(runtime: Any, job: dict[str, Any]) -> dict[str, Any] | None:
-    from elsai.session import keys
+    from elsai.session.layout import keys
 
     try:
         return dict(runtime.read_json(keys.checkpoint_key(job["session_id"], job["agent_id"])))

@@ -26,7 +26,7 @@ from elsai.cli.render import (
 )
 from elsai.cli.sessions.store import CliError, Store, open_store
 from elsai.errors import ElsaiError
-from elsai.session.check import (
+from elsai.session.inspect.check import (
     AgentSnapshot,
     SessionSnapshot,
     check_snapshot,

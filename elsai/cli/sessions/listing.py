@@ -2,7 +2,7 @@
 
 `ls` used to summarise sessions with a lighter reader of its own, and predicted "resume" for
 bookmarks the SDK refuses (a misspelt position, a foreign schema_version or agent_id). Now
-every command reads through `elsai.session.check.load_session` and asks `next_invoke`, the
+every command reads through `elsai.session.inspect.check.load_session` and asks `next_invoke`, the
 mirror of the resume gate, so the three commands cannot disagree.
 """
 
@@ -12,8 +12,8 @@ import dataclasses
 from typing import Any
 
 from elsai.cli.render import iso
-from elsai.session import keys
-from elsai.session.check import AgentSnapshot, SessionSnapshot, load_session, next_invoke
+from elsai.session.inspect.check import AgentSnapshot, SessionSnapshot, load_session, next_invoke
+from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 from elsai.types import text_of, tool_results, tool_uses
 

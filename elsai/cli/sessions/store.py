@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from elsai.session import keys
+from elsai.ids import validate_id
+from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 from elsai.session.storage.file import FileStorage
 
@@ -42,7 +43,7 @@ class Store:
     def require_session(self, session_id: str) -> None:
         """Exit 2 with one clear line unless the session id is valid and something is stored."""
         try:
-            keys.validate_id(session_id, "session id")
+            validate_id(session_id, "session id")
         except ValueError as exc:
             raise CliError(str(exc), 2) from None
         if not self.storage.list(keys.session_dir(session_id)):

@@ -17,8 +17,9 @@ from typing import Any
 from elsai.checkpoint.model import Checkpoint
 from elsai.cli.render import Style, bookmark_line, compact, render_message, to_json, write
 from elsai.cli.sessions.store import CliError, Store
-from elsai.session import keys
-from elsai.session.records import MessageRecord, SessionCorruptError, load
+from elsai.ids import validate_id
+from elsai.session.layout import keys
+from elsai.session.layout.records import MessageRecord, SessionCorruptError, load
 
 
 @dataclass
@@ -249,7 +250,7 @@ def follow(args: argparse.Namespace, store: Store, style: Style) -> int:
 
     announced = False
     if args.wait:
-        keys.validate_id(args.session, "session id")
+        validate_id(args.session, "session id")
         while not store.storage.list(keys.session_dir(args.session)):
             if not announced:
                 print(
@@ -308,7 +309,7 @@ def _is_final(data: bytes) -> bool:
 
 def _valid(agent_id: str) -> bool:
     try:
-        keys.validate_id(agent_id, "agent id")
+        validate_id(agent_id, "agent id")
     except ValueError:
         return False
     return True

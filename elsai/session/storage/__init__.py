@@ -1,6 +1,6 @@
 """Session storage backends: they move bytes under keys and enforce single-writer safety.
 
-The key layout lives in `elsai.session.keys`; backends know nothing about it.
+The key layout lives in `elsai.session.layout.keys`; backends know nothing about it.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from elsai_lambdas.jobs_api import aws
 from elsai_lambdas.jobs_api.errors import InvalidRequest, NotFound
 from elsai_lambdas.jobs_api.telemetry import tracer
 
-from elsai.session import keys
+from elsai.ids import validate_id
 
 router = Router()
 
@@ -17,10 +17,10 @@ router = Router()
 def get_session(session_id: str) -> dict[str, Any]:
     """Agents, message counts, last message and checkpoint bookmark of a stored session."""
     try:
-        keys.validate_id(session_id, "session_id")
+        validate_id(session_id, "session_id")
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc
-    from elsai.session.inspect import summarize_session
+    from elsai.session.inspect.summary import summarize_session
 
     summary = summarize_session(aws.storage(), session_id)
     if summary is None:

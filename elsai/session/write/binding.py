@@ -11,31 +11,30 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.checkpoint.gate import gate_denial
 from elsai.checkpoint.model import Checkpoint, utc_now
 from elsai.conversation.base import ConversationManager, sanitize_window_start
 from elsai.interrupt.state import InterruptState
-from elsai.session import keys
-from elsai.session.lease import OwnershipLease
-from elsai.session.pending import PendingWrite
-from elsai.session.records import AgentRecord, MessageRecord, dump, load
-from elsai.session.replay import InputLedger
-from elsai.session.segment_writer import SegmentWriter
-from elsai.session.storage.base import StoredObject
-from elsai.session.window import load_window
+from elsai.session.layout import keys
+from elsai.session.layout.records import AgentRecord, MessageRecord, dump, load
+from elsai.session.read.window import load_window
+from elsai.session.storage.base import StorageBackend, StoredObject
+from elsai.session.write.input_ledger import InputLedger
+from elsai.session.write.lease import OwnershipLease
+from elsai.session.write.pending import PendingWrite
+from elsai.session.write.segment_writer import SegmentWriter
+from elsai.session.write.session_record import create_session_record
+from elsai.session.write.settings import BindingSettings
 from elsai.types import AgentView, ContentBlock, Message, Position, ResumePlan, tool_uses
-
-if TYPE_CHECKING:
-    from elsai.session.manager import SessionManager
 
 logger = logging.getLogger("elsai.session")
 MAX_REMEMBERED_INVOCATIONS = 50
 
 
-class CheckpointSettings(Protocol):
+class BoundAgentConfig(Protocol):
     """The one setting of an agent's config a binding reads."""
 
     @property
@@ -48,7 +47,7 @@ class BoundAgent(AgentView, Protocol):
     """What a session binding loads into and saves from: more than hooks see, less than Agent."""
 
     @property
-    def config(self) -> CheckpointSettings:
+    def config(self) -> BoundAgentConfig:
         """The agent's configuration (only `checkpoint` is read)."""
         ...
 
@@ -64,12 +63,21 @@ class BoundAgent(AgentView, Protocol):
 
 
 class SessionBinding:
-    """One agent's durability: loads it once, then writes at the loop's boundaries."""
+    """One agent's durability: loads it once, then writes at the loop's boundaries.
 
-    def __init__(self, manager: SessionManager, agent: BoundAgent) -> None:
-        self.manager = manager
-        self.storage = manager.storage
-        self.session_id = manager.session_id
+    Built by `SessionManager.bind_agent` from its storage, session id and `BindingSettings`.
+    """
+
+    def __init__(
+        self,
+        storage: StorageBackend,
+        session_id: str,
+        agent: BoundAgent,
+        settings: BindingSettings,
+    ) -> None:
+        self.storage = storage
+        self.session_id = session_id
+        self.settings = settings
         self.agent = agent
         self.agent_id = agent.agent_id
         self.checkpoint_config = agent.config.checkpoint
@@ -87,14 +95,9 @@ class SessionBinding:
         self.recorded_invocations: list[str] = []
         self.lease: OwnershipLease | None = None
         self.inputs = InputLedger()
-        #: The bookmark write overlapping the next step (elsai.session.pending).
+        #: The bookmark write overlapping the next step (elsai.session.write.pending).
         self.pending = PendingWrite()
-        overlap = bool(getattr(manager, "overlap_bookmark", True))
-        self._overlap = {
-            "after_tools": overlap,
-            "after_model": overlap and bool(getattr(manager, "overlap_after_model", True)),
-        }
-        #: Derived message segments (elsai.session.segments), written in the background.
+        #: Derived message segments (elsai.session.read.segments), written in the background.
         self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
         self._load()
 
@@ -109,7 +112,7 @@ class SessionBinding:
         )
         self._bind_lease(lease_obj)
         if session_obj is None:
-            self.manager.create_session_record()
+            create_session_record(storage, self.session_id)
 
         prefix: list[Message] = []
         hints: list[int] = []
@@ -162,8 +165,8 @@ class SessionBinding:
             self._write_agent(force=True)
 
     def _bind_lease(self, loaded: StoredObject | None) -> None:
-        """The ownership lease as read with the rest (elsai.session.lease); None turns it off."""
-        seconds = getattr(self.manager, "lease_seconds", None)
+        """The ownership lease as read with the rest (elsai.session.write.lease); None turns it off."""
+        seconds = self.settings.lease_seconds
         if seconds is not None:
             self.lease = OwnershipLease(
                 self.storage, self.session_id, self.agent_id, seconds=seconds, loaded=loaded
@@ -267,7 +270,7 @@ class SessionBinding:
             agent_id=self.agent_id,
             execution_status="active",
         )
-        if self._overlap[position]:
+        if self.settings.overlaps(position):
             self.pending.start(
                 lambda: self._write_bookmark(bookmark),
                 messages_may_pass=position == "after_model",

@@ -1,6 +1,6 @@
 """Read a stored session tolerantly: every unreadable file becomes a `Problem`, never a raise.
 
-`elsai.session.check` judges what this module reads; operators and `elsai sessions show/check`
+`elsai.session.inspect.check` judges what this module reads; operators and `elsai sessions show/check`
 need the two apart, because showing a broken session must still work.
 """
 
@@ -15,8 +15,9 @@ from pydantic import ValidationError
 
 from elsai.checkpoint.model import SCHEMA_VERSION as CHECKPOINT_SCHEMA_VERSION
 from elsai.checkpoint.model import Checkpoint
-from elsai.session import keys
-from elsai.session.records import (
+from elsai.ids import validate_id
+from elsai.session.layout import keys
+from elsai.session.layout.records import (
     SESSION_SCHEMA_VERSION,
     AgentRecord,
     MessageRecord,
@@ -97,7 +98,7 @@ def load_session(
     `agent_id` limits reading to one agent; `last` reads only the newest N messages (the gate
     needs only the last one), so showing a long transcript's tail stays cheap.
     """
-    keys.validate_id(session_id, "session_id")
+    validate_id(session_id, "session_id")
     listed = sorted(storage.list(keys.session_dir(session_id)))
     if not listed:
         return None
@@ -190,7 +191,7 @@ def _read_agent(
 
 def _valid_id(value: str) -> bool:
     try:
-        keys.validate_id(value)
+        validate_id(value)
     except ValueError:
         return False
     return True

@@ -25,7 +25,7 @@ from typing import NoReturn
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from elsai.errors import AgentInUseError
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.storage.base import SessionConflictError, StorageBackend, StoredObject
 
 logger = logging.getLogger("elsai.session")

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from elsai.ids import validate_id
-from elsai.session import keys
+from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 from elsai.types import text_of, tool_results, tool_uses
 

@@ -1,4 +1,4 @@
-"""Writing message segments (elsai.session.segments) in the background, off every boundary.
+"""Writing message segments (elsai.session.read.segments) in the background, off every boundary.
 
 A segment is an accelerator: writing one never delays the loop and a failure only warns
 (the reader then reads message files, as without segments). The writer sees every message
@@ -16,8 +16,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from elsai.errors import SessionConflictError
-from elsai.session import keys
-from elsai.session.segments import SEGMENT_SIZE, SegmentInvalid, encode, merges_after, parse
+from elsai.session.layout import keys
+from elsai.session.read.segments import SEGMENT_SIZE, SegmentInvalid, encode, merges_after, parse
 from elsai.session.storage.base import StorageBackend
 
 logger = logging.getLogger("elsai.session")

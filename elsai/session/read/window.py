@@ -5,7 +5,7 @@ only the tail. The bookmark (and agent.json) record how many messages existed wh
 were written; a few parallel GETs around that number confirm the true count, and only when
 the hint is missing or disproved does the loader fall back to listing.
 
-A long window (a whole history) is read mostly from message segments (elsai.session.segments):
+A long window (a whole history) is read mostly from message segments (elsai.session.read.segments):
 at most log2(n / SEGMENT_SIZE) + 1 of them cover any history, so the requests of a resume are
 bounded by a constant, that logarithm and the part of the window after the last segment,
 instead of one GET per message. Each segment used is checked against the message file of
@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from elsai.session import keys
-from elsai.session.records import MessageRecord, SessionCorruptError, load
-from elsai.session.segments import SegmentInvalid, covering, decode, warn_ignored
+from elsai.session.layout import keys
+from elsai.session.layout.records import MessageRecord, SessionCorruptError, load
+from elsai.session.read.segments import SegmentInvalid, covering, decode, warn_ignored
 from elsai.session.storage.base import StorageBackend, StoredObject
 
 #: Messages a crash can leave after the last recorded count (assistant message, tool results

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from elsai.session.records import MessageRecord, parse_json
+from elsai.session.layout.records import MessageRecord, parse_json
 
 logger = logging.getLogger("elsai.session")
 

@@ -7,20 +7,16 @@ session_<session_id>/
     agent_<agent_id>/
       agent.json
       checkpoint.json
-      lease.json                   # ownership lease of the live writer (elsai.session.lease)
+      lease.json                   # ownership lease of the live writer (elsai.session.write.lease)
       messages/
         message_<N>.json
-      segments/                      # derived read accelerator (elsai.session.segments)
+      segments/                      # derived read accelerator (elsai.session.read.segments)
         segment_<a>_<b>.json         # immutable copy of messages [a, b); never trusted over them
 """
 
 from __future__ import annotations
 
 import re
-
-# The id checks used to live here; they are kept importable from this module.
-from elsai.ids import MAX_ID_LENGTH as MAX_ID_LENGTH
-from elsai.ids import validate_id as validate_id
 
 _MESSAGE_RE = re.compile(r"message_(\d+)\.json$")
 #: A segment file relative to its agent folder (for layout checks that list a session).

@@ -4,7 +4,7 @@ A library, so tests and operators can assert a store is sound; `elsai sessions c
 a shell around it. It only reads, so it is safe beside a live writer (which may briefly show a
 count mismatch mid-boundary). What the next invoke would do is decided by the SDK's own resume
 gate (`elsai.checkpoint.gate.gate_denial`), so this report can never drift from the loop's behaviour.
-Reading (tolerant: problems are collected, not raised) lives in `elsai.session.snapshot`.
+Reading (tolerant: problems are collected, not raised) lives in `elsai.session.inspect.snapshot`.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from typing import Literal
 
 from elsai.checkpoint.gate import gate_denial as checkpoint_gate
 from elsai.checkpoint.model import Checkpoint
-from elsai.session import keys
-from elsai.session.records import MessageRecord
-from elsai.session.snapshot import (
+from elsai.session.inspect.snapshot import (
     AgentSnapshot,
     Problem,
     SessionSnapshot,
     Severity,
     load_session,
 )
+from elsai.session.layout import keys
+from elsai.session.layout.records import MessageRecord
 from elsai.session.storage.base import StorageBackend
 from elsai.types import ToolUse, tool_results, tool_uses
 

@@ -1,1 +1,0 @@
-"""Experimental APIs. Nothing here is a second home of a stable feature."""
