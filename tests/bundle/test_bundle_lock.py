@@ -10,8 +10,6 @@ import pytest
 from lambda_run import FLOOR, REPO_ROOT
 
 from elsai.cdk import bundling
-
-DEV_CONSTRAINTS = REPO_ROOT / "locks" / "dev.txt"
 from elsai.cdk.lock import (
     LOCK_FILE,
     botocore_services,
@@ -20,6 +18,8 @@ from elsai.cdk.lock import (
     normalize,
     unsatisfied,
 )
+
+DEV_CONSTRAINTS = REPO_ROOT / "locks" / "dev.txt"
 
 
 def _installed(site: Path) -> dict[str, str]:
