@@ -14,12 +14,12 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from elsai_lambdas import snapstart
-from elsai_lambdas.xray_tracing import LazyTracer
 
 from elsai.serverless import DeadlinePolicy, SliceRequest, load_factory, park_task_token, run_slice
 from elsai.serverless.scoped import job_credentials, job_storage_prefix
 from elsai.session import S3SessionManager
+from elsai_lambdas import snapstart
+from elsai_lambdas.xray_tracing import LazyTracer
 
 logger = Logger()
 metrics = Metrics()

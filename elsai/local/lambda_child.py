@@ -25,9 +25,8 @@ PRELOAD = ["boto3", "botocore.session", "pydantic", "aws_lambda_powertools", "aw
 
 
 def _handle(event: dict[str, Any]) -> int:
-    from elsai_lambdas import agent_handler  # init phase: not counted in the function timeout
-
     from elsai.local.shapes import ERROR_MARK, EVENT_MARK, RESULT_MARK, LocalLambdaContext
+    from elsai_lambdas import agent_handler  # init phase: not counted in the function timeout
 
     sys.stdout.write(
         EVENT_MARK + json.dumps({"type": "handler_started"}) + "\n"

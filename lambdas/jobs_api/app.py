@@ -25,6 +25,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
+
 from elsai_lambdas.jobs_api import aws, owner
 from elsai_lambdas.jobs_api.errors import (
     Conflict,

@@ -40,9 +40,8 @@ def storage() -> "S3Storage":
 
     Under the storage prefix of the request's owner when tenant isolation is on.
     """
-    from elsai_lambdas.jobs_api.owner import storage_prefix
-
     from elsai.session.storage.s3 import S3Storage  # only routes that read S3 pay for it
+    from elsai_lambdas.jobs_api.owner import storage_prefix
 
     return S3Storage(bucket=bucket(), prefix=storage_prefix(), client=s3())
 

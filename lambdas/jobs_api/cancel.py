@@ -13,29 +13,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
-from elsai_lambdas.jobs_api import aws, jobs
-from elsai_lambdas.jobs_api.errors import Conflict, NotFound
 
 from elsai.errors import SessionConflictError
 from elsai.session.layout import keys
-
-CANCEL_ERROR = "elsai.Cancelled"
-
-
-def is_cancelled(job_id: str) -> bool:
-    """Whether the API recorded a cancel request for `job_id`."""
-    return aws.storage().read(keys.job_cancel_key(job_id)) is not None
-
-
-def public_status(execution: dict[str, Any], job_id: str | None = None) -> str:
-    """The execution's status as clients see it: ABORTED by a cancel request is CANCELLED.
-
-    `job_id` names the job when the execution is a hand-off continuation of it.
-    """
-    status = str(execution["status"])
-    if status == "ABORTED" and is_cancelled(job_id or str(execution.get("name") or "")):
-        return "CANCELLED"
-    return status
+from elsai_lambdas.jobs_api import aws, jobs
+from elsai_lambdas.jobs_api.errors import Conflict, NotFound
+from elsai_lambdas.jobs_api.status import CANCEL_ERROR, public_status
 
 
 def cancel_job(job_id: str) -> dict[str, Any]:

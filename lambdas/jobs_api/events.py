@@ -14,14 +14,14 @@ import binascii
 import json
 from typing import Any
 
-from elsai_lambdas.jobs_api import aws, jobs
-from elsai_lambdas.jobs_api.cancel import public_status
-from elsai_lambdas.jobs_api.errors import InvalidRequest
-from elsai_lambdas.jobs_api.history import HistoryPage, HistoryState, history_events, stamp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
+from elsai_lambdas.jobs_api import aws, jobs
+from elsai_lambdas.jobs_api.errors import InvalidRequest
+from elsai_lambdas.jobs_api.history import HistoryPage, HistoryState, history_events, stamp
+from elsai_lambdas.jobs_api.status import public_status
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200

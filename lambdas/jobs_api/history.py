@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from elsai_lambdas.jobs_api import aws
 from pydantic import BaseModel, ConfigDict, Field
+
+from elsai_lambdas.jobs_api import aws
 
 MAX_CAUSE_CHARS = 500
 HISTORY_PAGE = 1000  # Step Functions' largest page

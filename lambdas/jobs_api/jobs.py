@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
-from elsai_lambdas.jobs_api import aws
-from elsai_lambdas.jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
 
 from elsai.serverless import ParkedTaskToken, executions, limits, read_parked_token
 from elsai.serverless.answers import InterruptAlreadyAnsweredError, claim_answer
 from elsai.serverless.node_status import node_status
+from elsai_lambdas.jobs_api import aws
+from elsai_lambdas.jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
+from elsai_lambdas.jobs_api.status import public_status
 
 _JOB_ID_RE = re.compile(limits.JOB_ID_PATTERN)  # execution names this API creates
 
@@ -133,7 +134,6 @@ def describe_job(job_id: str) -> dict[str, Any]:
     A RUNNING execution parked on its current task token reports WAITING_FOR_INPUT and the
     interrupts it waits on.
     """
-    from elsai_lambdas.jobs_api.cancel import public_status  # cancel builds on this module
 
     chain = _chain(job_id)
     out = executions.job_view(job_id, chain)

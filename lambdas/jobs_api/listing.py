@@ -3,9 +3,10 @@
 from typing import Any
 
 from botocore.exceptions import ClientError
+
 from elsai_lambdas.jobs_api import aws, owner
-from elsai_lambdas.jobs_api.cancel import public_status
 from elsai_lambdas.jobs_api.errors import InvalidRequest
+from elsai_lambdas.jobs_api.status import public_status
 
 MAX_LIST = 100
 _STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")

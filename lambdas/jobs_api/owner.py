@@ -30,11 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from elsai_lambdas.jobs_api.errors import NotFound, Unidentified
-
 from elsai.serverless import limits
 from elsai.serverless.scoped import job_owner_tag, owned_job_id
 from elsai.session.layout import keys
+from elsai_lambdas.jobs_api.errors import NotFound, Unidentified
 
 TENANCY_ENV = "ELSAI_TENANCY"
 AUTH_ENV = "ELSAI_AUTH"

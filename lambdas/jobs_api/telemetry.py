@@ -1,6 +1,7 @@
 """One Logger and one Tracer for every module of the jobs API."""
 
 from aws_lambda_powertools import Logger
+
 from elsai_lambdas.xray_tracing import LazyTracer
 
 logger = Logger()

@@ -133,8 +133,9 @@ def api(aws_env: None) -> Iterator[Api]:
 @pytest.fixture
 def engine_api(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
     """moto's ASL engine; the park task calls the real agent handler in process."""
-    from elsai_lambdas import agent_handler
     from moto.awslambda_simple.models import LambdaSimpleBackend
+
+    from elsai_lambdas import agent_handler
 
     def invoke(_self: Any, function_name: str, qualifier: Any, body: Any, headers: Any,
                response_headers: dict[str, str]) -> bytes:  # fmt: skip

@@ -7,6 +7,7 @@ import json
 import pytest
 from api_helpers import EVENTS, Api, load_event, make_event
 from botocore.exceptions import ClientError
+
 from elsai_lambdas.jobs_api import aws as jobs_aws
 
 

@@ -10,10 +10,11 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Header
+from pydantic import ValidationError
+
 from elsai_lambdas.jobs_api import jobs
 from elsai_lambdas.jobs_api.models import AnswerJob, StartJob
 from elsai_lambdas.jobs_api.telemetry import logger, tracer
-from pydantic import ValidationError
 
 router = Router()
 

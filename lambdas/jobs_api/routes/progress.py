@@ -3,6 +3,7 @@
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
+
 from elsai_lambdas.jobs_api import cancel, events, jobs, listing
 from elsai_lambdas.jobs_api.errors import InvalidRequest
 from elsai_lambdas.jobs_api.telemetry import logger, tracer

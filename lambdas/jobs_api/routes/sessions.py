@@ -3,11 +3,11 @@
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from elsai.ids import validate_id
 from elsai_lambdas.jobs_api import aws
 from elsai_lambdas.jobs_api.errors import InvalidRequest, NotFound
 from elsai_lambdas.jobs_api.telemetry import tracer
-
-from elsai.ids import validate_id
 
 router = Router()
 
