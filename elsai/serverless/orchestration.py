@@ -20,29 +20,41 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any, Literal, Protocol
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Protocol
 
 from elsai.agent.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
 from elsai.interrupt.model import interrupt_dict
+from elsai.serverless.contract import (
+    COMPLETED,
+    CONTINUE,
+    FAILED,
+    INTERRUPTED,
+    RUN,
+    FoldRequest,
+    JobStepRequest,
+    NodeSliceRequest,
+    NodeSliceResult,
+    NodeSliceStatus,
+    PlanResult,
+    RunStatus,
+)
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
-from elsai.serverless.limits import MAX_JOB_ID_LENGTH, MAX_SLICE_TEXT_CHARS
+from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
 from elsai.session import keys
 from elsai.session.manager import SessionManager
 
-RunStatus = Literal["run", "completed", "failed", "interrupted"]
+#: A run's status in multi_agent.json -> what Plan/Fold report to the machine.
 _RUN_STATUS: dict[str, RunStatus] = {
-    "executing": "run",
-    "completed": "completed",
-    "failed": "failed",
-    "interrupted": "interrupted",
-    "paused": "run",
+    "executing": RUN,
+    "completed": COMPLETED,
+    "failed": FAILED,
+    "interrupted": INTERRUPTED,
+    "paused": RUN,
 }
 
 
@@ -117,66 +129,6 @@ def node_config(config: AgentConfig, node: str) -> AgentConfig:
     )
 
 
-class JobStepRequest(BaseModel):
-    """What every step (slice, plan, node slice, fold) gets: ids and answers, never a transcript."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
-    execution_id: str = Field(min_length=1)
-    session_id: str
-    agent_id: str = "agent"
-    prompt: str | None = None
-    interrupt_responses: list[dict[str, Any]] | None = None
-
-
-class NodeSliceRequest(JobStepRequest):
-    """One slice of one node; `started_at` (epoch s) is when the plan started its execution."""
-
-    node: str = Field(min_length=1)
-    slice: int = 0
-    started_at: float | None = None
-
-
-class FoldRequest(JobStepRequest):
-    """The Map's output: one report per node of the batch planned at `batch`."""
-
-    batch: int
-    results: list[dict[str, Any]]
-
-
-class PlanResult(BaseModel):
-    """What Plan and Fold return; the state machine's Choice branches on `status`."""
-
-    status: RunStatus
-    kind: str
-    #: The batch to run: [{"node": name, "started_at": epoch seconds}].
-    nodes: list[dict[str, Any]] = Field(default_factory=list)
-    batch: int = 0
-    error: str = ""
-    text: str = ""
-    interrupts: list[dict[str, Any]] = Field(default_factory=list)
-    node_status: dict[str, str] = Field(default_factory=dict)
-
-
-class NodeSliceResult(BaseModel):
-    """One node slice's small report: the branch's Choice and the fold read it."""
-
-    node: str
-    status: Literal["completed", "continue", "interrupted", "failed"]
-    stop_reason: str
-    error: str | None = None
-    usage: dict[str, int] = Field(default_factory=dict)
-    metrics: dict[str, float] = Field(default_factory=dict)
-    interrupts: list[dict[str, Any]] = Field(default_factory=list)
-    resumed_from_checkpoint: bool = False
-    resume_position: str | None = None
-    slice: int = 0
-    model_calls: int = 0
-    started_at: float = 0.0
-    ended_at: float = 0.0
-
-
 def build_steps(
     request: JobStepRequest,
     *,
@@ -222,7 +174,7 @@ def plan_result(kind: str, outcome: OutcomeView) -> PlanResult:
     """The state machine's view of a step outcome (names and small status only)."""
     now = time.time()
     return PlanResult(
-        status=_RUN_STATUS.get(str(outcome.status), "failed"),
+        status=_RUN_STATUS.get(str(outcome.status), FAILED),
         kind=kind,
         nodes=[{"node": name, "started_at": now} for name in outcome.nodes],
         batch=outcome.batch,
@@ -248,7 +200,7 @@ def fold(request: FoldRequest, steps: OrchestratorSteps) -> PlanResult:
 
 def _report(item: dict[str, Any]) -> dict[str, Any]:
     """A branch's output as a node report; a caught Lambda error becomes the node's cause."""
-    if item.get("status") != "failed" or not isinstance(item.get("error"), dict):
+    if item.get("status") != FAILED or not isinstance(item.get("error"), dict):
         return item
     error = item["error"]
     cause: Any = error.get("Cause")
@@ -282,7 +234,7 @@ def run_node_slice(
     call = steps.node_call(request.node, answers, request.started_at)
     if call is None:  # a Swarm node that handed off before a crash: not run again
         return NodeSliceResult(
-            node=request.node, status="completed", stop_reason="end_turn", slice=request.slice,
+            node=request.node, status=COMPLETED, stop_reason="end_turn", slice=request.slice,
             started_at=started, ended_at=time.time(),
         )  # fmt: skip
     if call.timeout is not None and call.timeout <= 0:
@@ -324,13 +276,13 @@ def _node_outcome(
     node_deadline: float | None,
     started: float,
 ) -> NodeSliceResult:
-    status: Literal["completed", "continue", "interrupted", "failed"] = "completed"
+    status: NodeSliceStatus = COMPLETED
     if result.stop_reason == "interrupt":
-        status = "interrupted"
+        status = INTERRUPTED
     elif result.stop_reason == "paused" and not steps.handed_off(request.node):
         if node_deadline is not None and time.time() >= node_deadline:
             return _failed(request, call.timeout_message, started)
-        status = "continue"
+        status = CONTINUE
     metrics = result.metrics
     return NodeSliceResult(
         node=request.node,
@@ -355,18 +307,13 @@ def _node_outcome(
 
 def _failed(request: NodeSliceRequest, message: str, started: float) -> NodeSliceResult:
     return NodeSliceResult(
-        node=request.node, status="failed", stop_reason="timeout", error=message,
+        node=request.node, status=FAILED, stop_reason="timeout", error=message,
         slice=request.slice, started_at=started, ended_at=time.time(),
     )  # fmt: skip
 
 
 __all__ = [
-    "FoldRequest",
-    "JobStepRequest",
-    "NodeSliceRequest",
-    "NodeSliceResult",
     "OrchestratorSteps",
-    "PlanResult",
     "build_steps",
     "fold",
     "is_orchestrator",

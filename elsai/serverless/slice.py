@@ -8,20 +8,27 @@ anywhere is simply retried and the checkpoint resumes it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from elsai.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
 from elsai.interrupt.model import interrupt_dict
+from elsai.serverless.contract import (
+    COMPLETED,
+    CONTINUE,
+    INTERRUPTED,
+    ORCHESTRATE,
+    SliceRequest,
+    SliceResult,
+    SliceStatus,
+)
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
-from elsai.serverless.orchestration import JobStepRequest, is_orchestrator
+from elsai.serverless.orchestration import is_orchestrator
 from elsai.serverless.parked import park_task_token
 from elsai.session import keys
 from elsai.session.manager import SessionManager
@@ -30,34 +37,7 @@ from elsai.telemetry.spans import record_slice, slice_span
 
 MAX_TEXT_CHARS = MAX_SLICE_TEXT_CHARS  # keep Step Functions state far below its 256 KiB cap
 
-__all__ = ["MAX_TEXT_CHARS", "SliceRequest", "SliceResult", "park_task_token", "run_slice"]
-
-
-class SliceRequest(JobStepRequest):
-    """What the state machine hands a slice: ids and answers, never the transcript."""
-
-    slice: int = 0
-    #: Step Functions retry count of this slice (`$$.State.RetryCount`), when the state
-    #: machine passes it; only telemetry reads it.
-    attempt: int | None = None
-
-
-class SliceResult(BaseModel):
-    """The small status the state machine branches on (completed, continue, interrupted).
-
-    "orchestrate": the factory built a Graph or Swarm; the state machine runs it as
-    Plan → Map(node slices) → Fold (`elsai.serverless.orchestration`), `text` names its kind.
-    """
-
-    status: Literal["completed", "continue", "interrupted", "orchestrate"]
-    stop_reason: str
-    text: str = ""
-    interrupts: list[dict[str, Any]] = Field(default_factory=list)
-    resumed_from_checkpoint: bool = False
-    resume_position: str | None = None
-    cycles: int = 0
-    model_calls: int = 0  # this slice's; the state machine sums them for maxModelCalls
-    slice: int = 0
+__all__ = ["MAX_TEXT_CHARS", "park_task_token", "run_slice"]
 
 
 def run_slice(
@@ -90,7 +70,7 @@ def run_slice(
     if is_orchestrator(agent):
         kind = type(agent).__name__.lower()  # "graph" | "swarm"
         return SliceResult(
-            status="orchestrate", stop_reason="orchestrate", text=kind, slice=request.slice
+            status=ORCHESTRATE, stop_reason="orchestrate", text=kind, slice=request.slice
         )
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
         raise AgentFactoryError(
@@ -127,17 +107,17 @@ def _slice_input(request: SliceRequest, agent: Agent) -> tuple[Any, str]:
 
 
 def _outcome(request: SliceRequest, result: Any) -> SliceResult:
-    status: Literal["completed", "continue", "interrupted"]
+    status: SliceStatus
     if result.stop_reason == "paused":
-        status = "continue"
+        status = CONTINUE
     elif result.stop_reason == "interrupt":
-        status = "interrupted"
+        status = INTERRUPTED
     else:
-        status = "completed"
+        status = COMPLETED
     return SliceResult(
         status=status,
         stop_reason=result.stop_reason,
-        text=str(result)[:MAX_TEXT_CHARS] if status == "completed" else "",
+        text=str(result)[:MAX_TEXT_CHARS] if status == COMPLETED else "",
         interrupts=checked_interrupts([interrupt_dict(i) for i in result.interrupts]),
         resumed_from_checkpoint=result.resumed_from_checkpoint,
         resume_position=result.resume_position,

@@ -19,10 +19,8 @@ from elsai.errors import AgentFactoryError
 from elsai.models import ScriptedModel
 from elsai.multiagent import GraphBuilder
 from elsai.serverless import node_config
+from elsai.serverless.contract import FoldRequest, JobStepRequest, NodeSliceRequest
 from elsai.serverless.orchestration import (
-    FoldRequest,
-    JobStepRequest,
-    NodeSliceRequest,
     build_steps,
     fold,
     plan,
