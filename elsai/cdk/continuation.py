@@ -12,6 +12,8 @@ are part of the deployed definition, and the jobs API's history reports the stat
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
@@ -55,21 +57,7 @@ def continuation(
         state_machine=this_machine,
         name=next_name,
         associate_with_parent=False,
-        input=sfn.TaskInput.from_object(
-            {
-                "session_id": path("$.session_id"),
-                "agent_id": path("$.agent_id"),
-                "prompt.$": JSON_NULL,
-                "continued": {
-                    "job_id": path("$.job_id"),
-                    "slice": number("$.slice"),
-                    "model_calls": number("$.model_calls"),
-                    "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
-                    "execution_index": number(f"{NEXT_EXECUTION}.index"),
-                    "previous_execution": sfn.JsonPath.execution_id,
-                },
-            }
-        ),
+        input=sfn.TaskInput.from_object(_next_input()),
         result_path=sfn.JsonPath.DISCARD,
     )
     continued = sfn.Pass(
@@ -90,3 +78,20 @@ def continuation(
     catch_all(start, job_failed)
     continued.next(sfn.Succeed(scope, "Continued", comment="Handed off; not the job's end."))
     return prepare.next(start.next(continued))
+
+
+def _next_input() -> dict[str, Any]:
+    """The next execution's input: the same job, session and counters (``continued``)."""
+    return {
+        "session_id": path("$.session_id"),
+        "agent_id": path("$.agent_id"),
+        "prompt.$": JSON_NULL,
+        "continued": {
+            "job_id": path("$.job_id"),
+            "slice": number("$.slice"),
+            "model_calls": number("$.model_calls"),
+            "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
+            "execution_index": number(f"{NEXT_EXECUTION}.index"),
+            "previous_execution": sfn.JsonPath.execution_id,
+        },
+    }
