@@ -1,7 +1,8 @@
 """Agent slice Lambda: one Step Functions task = one slice of a durable agent job.
 
 Input (from the state machine): ids only, never the transcript. Output: a small status the
-state machine branches on ("completed" | "continue" | "interrupted"). A crash or hard timeout
+state machine branches on ("completed" | "continue" | "interrupted"). The actions, request
+and result models are `elsai.serverless.contract`'s. A crash or hard timeout
 just fails this invocation; Step Functions retries it and the checkpoint resumes the agent.
 """
 
@@ -15,7 +16,17 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from elsai.serverless import DeadlinePolicy, SliceRequest, load_factory, park_task_token, run_slice
+from elsai.serverless import DeadlinePolicy, load_factory, park_task_token, run_slice
+from elsai.serverless.contract import (
+    FOLD,
+    NODE_SLICE,
+    PARK,
+    PLAN,
+    REQUESTS,
+    ParkRequest,
+    ParkResult,
+    SliceRequest,
+)
 from elsai.serverless.scoped import job_credentials, job_storage_prefix
 from elsai.session import S3SessionManager
 from elsai_lambdas import snapstart
@@ -108,26 +119,20 @@ def _run(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 @tracer.capture_method
 def _park(event: dict[str, Any]) -> dict[str, Any]:
-    job_id, session_id = event["job_id"], event["session_id"]
-    logger.append_keys(job_id=job_id, session_id=session_id)
-    manager = _session_manager(session_id, job_id)
-    park_task_token(manager, job_id, event["task_token"], event.get("interrupts"))
+    request = ParkRequest.model_validate(event)
+    logger.append_keys(job_id=request.job_id, session_id=request.session_id)
+    manager = _session_manager(request.session_id, request.job_id)
+    park_task_token(manager, request.job_id, request.task_token, request.interrupts)
     logger.info("job waiting for interrupt responses")
-    return {"parked": True}
+    return ParkResult().model_dump()
 
 
 @tracer.capture_method
 def _orchestrate(action: str, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     """Plan / node slice / fold of a Graph or Swarm job (elsai.serverless.orchestration)."""
     from elsai.serverless import orchestration
-    from elsai.serverless.slice_core import JobStepRequest
 
-    request_type = {
-        "plan": JobStepRequest,
-        "node_slice": orchestration.NodeSliceRequest,
-        "fold": orchestration.FoldRequest,
-    }
-    request: Any = request_type[action].model_validate(event)
+    request: Any = REQUESTS[action].model_validate(event)
     logger.append_keys(execution_id=request.execution_id, job_id=request.job_id,
                        session_id=request.session_id, node=getattr(request, "node", None))  # fmt: skip
     factory = load_factory(_factory_path())
@@ -135,9 +140,9 @@ def _orchestrate(action: str, event: dict[str, Any], context: LambdaContext) -> 
     steps = orchestration.build_steps(
         request, session_manager=manager, factory=factory, deadline=DEADLINE
     )
-    if action == "plan":
+    if action == PLAN:
         result: Any = orchestration.plan(request, steps)
-    elif action == "fold":
+    elif action == FOLD:
         result = orchestration.fold(request, steps)
     else:
         result = orchestration.run_node_slice(
@@ -156,9 +161,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     # runs with credentials scoped to this job's own objects (elsai.serverless.scoped).
     job_id, session_id = str(event.get("job_id") or ""), str(event.get("session_id") or "")
     with job_credentials(job_id, session_id, _bucket()):
-        if event.get("action") == "park":
+        if event.get("action") == PARK:
             return _park(event)
-        if event.get("action") in ("plan", "node_slice", "fold"):
+        if event.get("action") in (PLAN, NODE_SLICE, FOLD):
             return _orchestrate(event["action"], event, context)
         return _run(event, context)
 

@@ -16,14 +16,14 @@ MAX_LAMBDA_TIMEOUT_SECONDS = 900
 
 # A Standard execution holds at most 25,000 history events. Measured on the synthesized
 # definition (tests/infra/test_infra_handoff.py pins these): a slice costs 11 events, each
-# retry of a task 3 more, an interrupt round (park + answer + resume) 6 more. A job hands off
-# to a new execution before the worst case of these could reach the cap.
+# retry of a task 3 more, an interrupt round (park + answer + resume) 6 more. A job continues
+# in a new execution (its continuation) before the worst case of these could reach the cap.
 HISTORY_EVENT_CAP = 25_000
-HISTORY_EVENT_RESERVE = 200  # start/end, hand-off and failure states
+HISTORY_EVENT_RESERVE = 200  # start/end, continuation and failure states
 EVENTS_PER_SLICE = 11
 EVENTS_PER_RETRY = 3
 EVENTS_PER_INTERRUPT_ROUND = 6
-MAX_EXECUTIONS_PER_JOB = 100  # GET /jobs/{id} follows at most this many hand-offs
+MAX_EXECUTIONS_PER_JOB = 100  # GET /jobs/{id} follows at most this many continuations
 
 
 def default_model_id() -> str:
@@ -150,7 +150,7 @@ class ElsaiConfig:
 
     @property
     def max_safe_slices_per_execution(self) -> int:
-        """Most slices one execution may run before it must hand off to a new one."""
+        """Most slices one execution may run before the job must continue in a new one."""
         usable = HISTORY_EVENT_CAP - HISTORY_EVENT_RESERVE
         return max(1, usable // self.worst_events_per_slice)
 

@@ -25,31 +25,35 @@ A Swarm runs the same loop with a batch of one: the current node.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import aws_cdk as cdk
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
-from elsai.cdk.handoff import JSON_NULL
-
-Retry = Callable[[tasks.LambdaInvoke], None]
-
-
-def _path(path: str) -> str:
-    return sfn.JsonPath.string_at(path)
-
-
-def _ids() -> dict[str, Any]:
-    return {
-        "job_id": _path("$.job_id"),
-        "session_id": _path("$.session_id"),
-        "agent_id": _path("$.agent_id"),
-    }
+from elsai.cdk.tasks import (
+    JSON_NULL,
+    Retries,
+    catch_all,
+    invoke_agent,
+    job_ids,
+    number,
+    path,
+    task_failed,
+)
+from elsai.serverless.contract import (
+    COMPLETED,
+    CONTINUE,
+    FAILED,
+    FOLD,
+    INTERRUPTED,
+    NODE_SLICE,
+    PARK,
+    PLAN,
+    RUN,
+)
 
 
 class MultiAgentStates(Construct):
@@ -62,32 +66,31 @@ class MultiAgentStates(Construct):
         *,
         agent_function: lambda_.IFunction,
         config: ElsaiConfig,
-        retry_slice: Retry,
-        retry_park: Retry,
     ) -> None:
         super().__init__(scope, construct_id)
         self._fn, self._config = agent_function, config
-        self._retry_slice, self._retry_park = retry_slice, retry_park
-        self.step_failed = sfn.Fail(
+        self._retries = Retries(config)
+        self.step_failed = task_failed(
             self,
             "MultiAgentStepFailed",
-            comment="Plan / Fold / the wait failed after its retries; Error/Cause are its own.",
-            error_path=_path("$.error.Error"),
-            cause_path=sfn.JsonPath.format("{}", _path("$.error.Cause")),
+            "Plan / Fold / the wait failed after its retries; Error/Cause are its own.",
         )
         self.run_failed = sfn.Fail(
             self,
             "MultiAgentFailed",
             comment="The run failed: a node failed (its name and cause), or a limit ended it.",
             error="MultiAgentFailed",
-            cause_path=_path("$.plan.Payload.error"),
+            cause_path=path("$.plan.Payload.error"),
         )
-        plan = self._step("Plan", "plan", {"prompt": _path("$.prompt")})
+        self.start = self._states()
+
+    def _states(self) -> sfn.IChainable:
+        plan = self._step("Plan", PLAN, {"prompt": path("$.prompt")})
         fold = self._step(
             "Fold",
-            "fold",
+            FOLD,
             {
-                "batch": sfn.JsonPath.number_at("$.plan.Payload.batch"),
+                "batch": number("$.plan.Payload.batch"),
                 "results": sfn.JsonPath.list_at("$.batch"),
             },
         )
@@ -96,14 +99,14 @@ class MultiAgentStates(Construct):
         next_batch = sfn.Pass(
             self,
             "NextBatch",
-            parameters={**_ids(), "prompt.$": JSON_NULL, "interrupt_responses.$": JSON_NULL},
+            parameters={**job_ids(), "prompt.$": JSON_NULL, "interrupt_responses.$": JSON_NULL},
         )
         resume = sfn.Pass(
             self,
             "ResumeNodes",
             comment="Carry the API's answers to the interrupted nodes of the batch.",
             parameters={
-                **_ids(),
+                **job_ids(),
                 "prompt.$": JSON_NULL,
                 "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
             },
@@ -121,34 +124,33 @@ class MultiAgentStates(Construct):
         next_batch.next(plan)
         wait.next(resume)
         resume.next(plan)
-        self.start = sfn.Pass(
+        return sfn.Pass(
             self,
             "StartMultiAgent",
             comment="The factory built a Graph or Swarm: keep the ids, prompt and answers.",
             parameters={
-                **_ids(),
-                "prompt": _path("$.prompt"),
+                **job_ids(),
+                "prompt": path("$.prompt"),
                 "interrupt_responses.$": JSON_NULL,
             },
         ).next(plan)
 
     def _step(self, name: str, action: str, extra: dict[str, Any]) -> tasks.LambdaInvoke:
-        task = tasks.LambdaInvoke(
+        task = invoke_agent(
             self,
             name,
-            lambda_function=self._fn,
-            payload=sfn.TaskInput.from_object(
-                {"action": action, "execution_id": sfn.JsonPath.execution_id, **_ids(), **extra}
-            ),
-            result_selector={"Payload.$": "$.Payload"},
+            function=self._fn,
+            payload={
+                "action": action,
+                "execution_id": sfn.JsonPath.execution_id,
+                **job_ids(),
+                **extra,
+            },
             result_path="$.plan",
-            retry_on_service_exceptions=False,
-            task_timeout=sfn.Timeout.duration(
-                cdk.Duration.seconds(self._config.task_timeout_seconds)
-            ),
+            timeout_seconds=self._config.task_timeout_seconds,
         )
-        self._retry_slice(task)
-        task.add_catch(self.step_failed, errors=["States.ALL"], result_path="$.error")
+        self._retries.agent_step(task)
+        catch_all(task, self.step_failed)
         return task
 
     def _route(
@@ -160,10 +162,10 @@ class MultiAgentStates(Construct):
     ) -> sfn.Choice:
         status = "$.plan.Payload.status"
         route = sfn.Choice(self, name)
-        route.when(sfn.Condition.string_equals(status, "run"), more)
-        route.when(sfn.Condition.string_equals(status, "completed"), completed)
+        route.when(sfn.Condition.string_equals(status, RUN), more)
+        route.when(sfn.Condition.string_equals(status, COMPLETED), completed)
         if wait is not None:
-            route.when(sfn.Condition.string_equals(status, "interrupted"), wait)
+            route.when(sfn.Condition.string_equals(status, INTERRUPTED), wait)
         return route.otherwise(self.run_failed)
 
     def _map(self) -> sfn.Map:
@@ -175,57 +177,47 @@ class MultiAgentStates(Construct):
             items_path="$.plan.Payload.nodes",
             max_concurrency=self._config.max_parallel_nodes,
             item_selector={
-                **_ids(),
-                "node": _path(f"{item}.node"),
-                "started_at": sfn.JsonPath.number_at(f"{item}.started_at"),
+                **job_ids(),
+                "node": path(f"{item}.node"),
+                "started_at": number(f"{item}.started_at"),
                 "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
                 "slice": 0,
             },
             result_path="$.batch",
         )
         nodes.item_processor(self._branch())
-        nodes.add_catch(self.step_failed, errors=["States.ALL"], result_path="$.error")
+        catch_all(nodes, self.step_failed)
         return nodes
 
     def _branch(self) -> sfn.IChainable:
-        node_ids = {
-            **_ids(),
-            "node": _path("$.node"),
-            "started_at": sfn.JsonPath.number_at("$.started_at"),
-        }
-        node_slice = tasks.LambdaInvoke(
+        node_ids = {**job_ids(), "node": path("$.node"), "started_at": number("$.started_at")}
+        node_slice = invoke_agent(
             self,
             "NodeSlice",
             comment="One slice of one node; retries resume from the node's checkpoint.",
-            lambda_function=self._fn,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "action": "node_slice",
-                    "execution_id": sfn.JsonPath.execution_id,
-                    **node_ids,
-                    "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
-                    "slice": sfn.JsonPath.number_at("$.slice"),
-                }
-            ),
-            result_selector={"Payload.$": "$.Payload"},
+            function=self._fn,
+            payload={
+                "action": NODE_SLICE,
+                "execution_id": sfn.JsonPath.execution_id,
+                **node_ids,
+                "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
+                "slice": number("$.slice"),
+            },
             result_path="$.last",
-            retry_on_service_exceptions=False,
-            task_timeout=sfn.Timeout.duration(
-                cdk.Duration.seconds(self._config.task_timeout_seconds)
-            ),
+            timeout_seconds=self._config.task_timeout_seconds,
         )
-        self._retry_slice(node_slice)
+        self._retries.agent_step(node_slice)
         errored = sfn.Pass(
             self,
             "NodeErrored",
             comment="The node's slice failed after its retries: report the node failed, with the cause.",
             parameters={
-                "node": _path("$.node"),
-                "status": "failed",
+                "node": path("$.node"),
+                "status": FAILED,
                 "error": sfn.JsonPath.object_at("$.error"),
             },
         )
-        node_slice.add_catch(errored, errors=["States.ALL"], result_path="$.error")
+        catch_all(node_slice, errored)
         next_slice = sfn.Pass(
             self,
             "NextNodeSlice",
@@ -233,20 +225,24 @@ class MultiAgentStates(Construct):
             parameters={
                 **node_ids,
                 "interrupt_responses.$": JSON_NULL,
-                "slice": sfn.JsonPath.math_add(sfn.JsonPath.number_at("$.slice"), 1),
+                "slice": sfn.JsonPath.math_add(number("$.slice"), 1),
             },
         )
+        next_slice.next(node_slice)
+        return node_slice.next(self._node_route(next_slice))
+
+    def _node_route(self, next_slice: sfn.IChainable) -> sfn.Choice:
         report = sfn.Pass(self, "NodeReport", output_path="$.last.Payload")
         budget = self._config.max_slices
         exhausted = sfn.Pass(
             self,
             "NodeSliceBudgetExhausted",
             comment="The node used maxSlices slices without finishing: report it failed.",
-            parameters={"node": _path("$.node"), "status": "failed",
+            parameters={"node": path("$.node"), "status": FAILED,
                         "error": f"the node used its budget of {budget} slices (maxSlices) without finishing"},
         )  # fmt: skip
         route = sfn.Choice(self, "NodeRoute")
-        more = sfn.Condition.string_equals("$.last.Payload.status", "continue")
+        more = sfn.Condition.string_equals("$.last.Payload.status", CONTINUE)
         route.when(
             sfn.Condition.and_(
                 more, sfn.Condition.number_greater_than_equals("$.slice", budget - 1)
@@ -254,31 +250,24 @@ class MultiAgentStates(Construct):
             exhausted,
         )
         route.when(more, next_slice)
-        route.otherwise(report)
-        next_slice.next(node_slice)
-        return node_slice.next(route)
+        return route.otherwise(report)
 
     def _wait(self) -> tasks.LambdaInvoke:
-        wait = tasks.LambdaInvoke(
+        wait = invoke_agent(
             self,
             "WaitForNodeResponses",
             comment="Park the task token with the batch's interrupts; the API answers them.",
-            lambda_function=self._fn,
-            integration_pattern=sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "action": "park",
-                    "task_token": sfn.JsonPath.task_token,
-                    **_ids(),
-                    "interrupts": sfn.JsonPath.list_at("$.plan.Payload.interrupts"),
-                }
-            ),
+            function=self._fn,
+            wait_for_token=True,
+            payload={
+                "action": PARK,
+                "task_token": sfn.JsonPath.task_token,
+                **job_ids(),
+                "interrupts": sfn.JsonPath.list_at("$.plan.Payload.interrupts"),
+            },
             result_path="$.answer",
-            retry_on_service_exceptions=False,
-            task_timeout=sfn.Timeout.duration(
-                cdk.Duration.seconds(self._config.interrupt_wait_seconds)
-            ),
+            timeout_seconds=self._config.interrupt_wait_seconds,
         )
-        self._retry_park(wait)
-        wait.add_catch(self.step_failed, errors=["States.ALL"], result_path="$.error")
+        self._retries.park(wait)
+        catch_all(wait, self.step_failed)
         return wait

@@ -115,7 +115,7 @@ def _api(stack: ElsaiStack) -> None:
         api_policy,
         f"AwsSolutions-IAM5[Resource::{_nag_arn(stack.api.execution_arns)}]",
         "Describe/GetExecutionHistory/StopExecution on executions of this one state machine; "
-        "execution names are per job (and per hand-off), so the pattern ends in '*'.",
+        "execution names are per job (and per continuation), so the pattern ends in '*'.",
     )
     rest_api = stack.api.api
     _ack(

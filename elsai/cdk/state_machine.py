@@ -2,7 +2,7 @@
 
 Data flow (the execution's state stays a handful of ids and counters, never a transcript):
 
-    input  {session_id, agent_id, prompt}            (a hand-off adds {continued: {...}})
+    input  {session_id, agent_id, prompt}            (a continuation adds {continued: {...}})
     StartOrContinue : continued present -> Continue (restore the counters) else Init
     Init            -> {job_id, session_id, agent_id, prompt, interrupt_responses: null,
                         slice: 0, model_calls: 0, execution_slices: 0, execution_index: 0}
@@ -15,20 +15,18 @@ Data flow (the execution's state stays a handful of ids and counters, never a tr
                       continue  -> NextSlice   (prompt/interrupt_responses null, counters+1)
                       interrupted -> WaitForResponses (task token parked in S3)
                                      -> ResumeSlice (interrupt_responses from the answer)
-    PrepareHandOff -> HandOff (states:startExecution of this machine, name <job_id>-c<N>,
-                      same job id and session) -> HandedOff -> Continued (Succeed with
+    PrepareHandOff -> HandOff (the continuation, elsai/cdk/continuation.py:
+                      states:startExecution of this machine, name <job_id>-c<N>, same job
+                      id and session) -> HandedOff -> Continued (Succeed with
                       {status: "continued", continued_in: <execution name>})
     any task error that outlives its retries -> JobFailed (Fail, real Error/Cause);
     States.Timeout -> SliceTimedOut / InterruptWaitTimedOut (static Error/Cause)
 
-The hand-off exists because a Standard execution holds at most 25,000 history events
+The continuation exists because a Standard execution holds at most 25,000 history events
 (see ``elsai/cdk/config.py``); the jobs API follows the chain and reports one job.
 """
 
 from __future__ import annotations
-
-import functools
-from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_lambda as lambda_
@@ -38,61 +36,31 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
+from elsai.cdk.continuation import continuation
 from elsai.cdk.function import retention
-from elsai.cdk.handoff import HAND_OFF_RETRYABLE_ERRORS, JSON_NULL, hand_off
 from elsai.cdk.multi_agent import MultiAgentStates
-
-# Errors a slice is retried on. Lambda.Unknown is what a hard timeout/crash of the
-# function surfaces as; Sandbox.Timedout / Runtime.ExitError are the newer names for
-# the same events; States.TaskFailed covers any other error raised by the handler.
-RETRYABLE_ERRORS = (
-    "Lambda.ServiceException",
-    "Lambda.AWSLambdaException",
-    "Lambda.SdkClientException",
-    "Lambda.Unknown",
-    "Sandbox.Timedout",
-    "Runtime.ExitError",
-    "States.Timeout",
-    "States.TaskFailed",
-    "AgentInUseError",  # another live process holds the agent's lease: retry after backoff
+from elsai.cdk.tasks import (
+    JSON_NULL,
+    Retries,
+    add,
+    catch_all,
+    invoke_agent,
+    job_ids,
+    number,
+    path,
+    task_failed,
 )
-# Throttling (reserved concurrency reached, or the account's limit) gets its own, longer
-# retry: waiting for a free slot is normal under load, not a sign of a broken slice.
-THROTTLE_ERRORS = ("Lambda.TooManyRequestsException",)
-# Errors that retrying cannot fix; listed first with MaxAttempts 0 so that the
-# States.TaskFailed wildcard above never catches them. SessionConflictError = a second
-# writer holds the session: retrying would fight it. AgentFactoryError = the deployed agent
-# factory is misconfigured: fail at once with its message. ModelAccessDeniedError = the
-# account has no access to the model yet (an admin must act). InterruptPayloadTooLargeError =
-# the interrupts would not fit the state; the same slice would produce them again.
-NON_RETRYABLE_ERRORS = (
-    "SessionConflictError",
-    "AgentFactoryError",
-    "ModelAccessDeniedError",
-    "InterruptPayloadTooLargeError",
-)
-# Parking the token: retry Lambda's own transient failures and crashes of the park call.
-# States.Timeout here means nobody answered in time, and States.TaskFailed would include
-# an API-side SendTaskFailure: both must end the job.
-PARK_RETRYABLE_ERRORS = (
-    "Lambda.ServiceException",
-    "Lambda.AWSLambdaException",
-    "Lambda.SdkClientException",
-    "Lambda.Unknown",
-    "Sandbox.Timedout",
-    "Runtime.ExitError",
+from elsai.serverless.contract import (
+    COMPLETED,
+    CONTINUE,
+    INTERRUPTED,
+    ORCHESTRATE,
+    PARK,
+    RUN_SLICE,
+    STATES_TIMEOUT,
 )
 
-
-def _path(path: str) -> str:
-    return sfn.JsonPath.string_at(path)
-
-
-def _add(path: str, amount: Any) -> str:
-    return sfn.JsonPath.math_add(sfn.JsonPath.number_at(path), amount)
-
-
-__all__ = ["JSON_NULL", "AgentStateMachine"]
+__all__ = ["AgentStateMachine"]
 
 
 class AgentStateMachine(Construct):
@@ -111,11 +79,12 @@ class AgentStateMachine(Construct):
         self.state_machine_name = state_machine_name
         self._config = config
         self._agent_function = agent_function
+        self._retries = Retries(config)
         self._fail_states()
         run_slice = self._run_slice(agent_function)
         wait = self._wait_for_responses(agent_function)
         next_slice, resume_slice = self._counters()
-        check_budget = self._check_budget(run_slice, self._hand_off())
+        check_budget = self._check_budget(run_slice, self._continuation())
         self._route(run_slice, next_slice, wait)
         next_slice.next(check_budget)
         wait.next(resume_slice)
@@ -126,14 +95,8 @@ class AgentStateMachine(Construct):
 
     def _fail_states(self) -> None:
         config = self._config
-        self.job_failed = sfn.Fail(
-            self,
-            "JobFailed",
-            comment="A task failed after its retries; Error/Cause are the task's own.",
-            error_path=_path("$.error.Error"),
-            # Format() turns a null Cause (e.g. SendTaskFailure without one) into "null"
-            # instead of a runtime error.
-            cause_path=sfn.JsonPath.format("{}", _path("$.error.Cause")),
+        self.job_failed = task_failed(
+            self, "JobFailed", "A task failed after its retries; Error/Cause are the task's own."
         )
         # States.Timeout gets static Fail states: the ASL spec reserves the "States."
         # prefix for the engine (moto refuses it in a Fail's ErrorPath), so JobFailed
@@ -164,110 +127,65 @@ class AgentStateMachine(Construct):
 
     # -- tasks ------------------------------------------------------------------------------
 
-    def _retry_throttled(self, task: tasks.LambdaInvoke) -> None:
-        config = self._config
-        task.add_retry(
-            errors=list(THROTTLE_ERRORS),
-            interval=cdk.Duration.seconds(config.throttle_retry_interval_seconds),
-            backoff_rate=2.0,
-            max_attempts=config.throttle_retry_max_attempts,
-            max_delay=cdk.Duration.seconds(config.throttle_retry_max_delay_seconds),
-            jitter_strategy=sfn.JitterType.FULL,
-        )
-
-    def _retry(self, task: sfn.TaskStateBase, errors: tuple[str, ...]) -> None:
-        config = self._config
-        task.add_retry(
-            errors=list(errors),
-            interval=cdk.Duration.seconds(config.retry_interval_seconds),
-            backoff_rate=config.retry_backoff_rate,
-            max_attempts=config.retry_max_attempts,
-            max_delay=cdk.Duration.seconds(config.retry_max_delay_seconds),
-            jitter_strategy=sfn.JitterType.FULL,
-        )
-
-    def _retry_task(self, task: Any, errors: tuple[str, ...] = RETRYABLE_ERRORS) -> None:
-        if errors is RETRYABLE_ERRORS:  # a slice: errors no retry can fix go first, unretried
-            task.add_retry(errors=list(NON_RETRYABLE_ERRORS), max_attempts=0)
-        self._retry_throttled(task)
-        self._retry(task, errors)
-
     def _run_slice(self, agent_function: lambda_.IFunction) -> tasks.LambdaInvoke:
-        run_slice = tasks.LambdaInvoke(
+        run_slice = invoke_agent(
             self,
             "RunSlice",
             comment="One agent slice; retries resume from the session checkpoint.",
-            lambda_function=agent_function,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "action": "run_slice",
-                    "job_id": _path("$.job_id"),
-                    "execution_id": sfn.JsonPath.execution_id,
-                    "session_id": _path("$.session_id"),
-                    "agent_id": _path("$.agent_id"),
-                    "prompt": _path("$.prompt"),
-                    "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
-                    "slice": sfn.JsonPath.number_at("$.slice"),
-                }
-            ),
-            result_selector={"Payload.$": "$.Payload"},
+            function=agent_function,
+            payload={
+                "action": RUN_SLICE,
+                "job_id": path("$.job_id"),
+                "execution_id": sfn.JsonPath.execution_id,
+                "session_id": path("$.session_id"),
+                "agent_id": path("$.agent_id"),
+                "prompt": path("$.prompt"),
+                "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
+                "slice": number("$.slice"),
+            },
             result_path="$.last",
-            retry_on_service_exceptions=False,  # our own Retry list below, in a known order
-            task_timeout=sfn.Timeout.duration(
-                cdk.Duration.seconds(self._config.task_timeout_seconds)
-            ),
+            timeout_seconds=self._config.task_timeout_seconds,
         )
-        self._retry_task(run_slice)
+        self._retries.agent_step(run_slice)
         run_slice.add_catch(
-            self.fails["SliceTimedOut"], errors=["States.Timeout"], result_path="$.error"
+            self.fails["SliceTimedOut"], errors=[STATES_TIMEOUT], result_path="$.error"
         )
-        run_slice.add_catch(self.job_failed, errors=["States.ALL"], result_path="$.error")
+        catch_all(run_slice, self.job_failed)
         return run_slice
 
     def _wait_for_responses(self, agent_function: lambda_.IFunction) -> tasks.LambdaInvoke:
-        wait = tasks.LambdaInvoke(
+        wait = invoke_agent(
             self,
             "WaitForResponses",
             comment="Park the task token in S3; the API answers with SendTaskSuccess.",
-            lambda_function=agent_function,
-            integration_pattern=sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-            payload=sfn.TaskInput.from_object(
-                {
-                    "action": "park",
-                    "task_token": sfn.JsonPath.task_token,
-                    "job_id": _path("$.job_id"),
-                    "session_id": _path("$.session_id"),
-                    "agent_id": _path("$.agent_id"),
-                    "interrupts": sfn.JsonPath.list_at("$.last.Payload.interrupts"),
-                }
-            ),
+            function=agent_function,
+            wait_for_token=True,
+            payload={
+                "action": PARK,
+                "task_token": sfn.JsonPath.task_token,
+                **job_ids(),
+                "interrupts": sfn.JsonPath.list_at("$.last.Payload.interrupts"),
+            },
             result_path="$.answer",
-            retry_on_service_exceptions=False,
-            task_timeout=sfn.Timeout.duration(
-                cdk.Duration.seconds(self._config.interrupt_wait_seconds)
-            ),
+            timeout_seconds=self._config.interrupt_wait_seconds,
         )
-        self._retry_task(wait, PARK_RETRYABLE_ERRORS)
+        self._retries.park(wait)
         wait.add_catch(
-            self.fails["InterruptWaitTimedOut"], errors=["States.Timeout"], result_path="$.error"
+            self.fails["InterruptWaitTimedOut"], errors=[STATES_TIMEOUT], result_path="$.error"
         )
-        wait.add_catch(self.job_failed, errors=["States.ALL"], result_path="$.error")
+        catch_all(wait, self.job_failed)
         return wait
 
     # -- passes and choices -----------------------------------------------------------------
 
     def _counters(self) -> tuple[sfn.Pass, sfn.Pass]:
         ids = {
-            "job_id": _path("$.job_id"),
-            "session_id": _path("$.session_id"),
-            "agent_id": _path("$.agent_id"),
-            "slice": _add("$.slice", 1),
+            **job_ids(),
+            "slice": add("$.slice", 1),
             "prompt.$": JSON_NULL,  # only the first slice carries the prompt
-            "model_calls": _add(
-                "$.model_calls", sfn.JsonPath.number_at("$.last.Payload.model_calls")
-            ),
-            "execution_slices": _add("$.execution_slices", 1),
-            "execution_index": sfn.JsonPath.number_at("$.execution_index"),
+            "model_calls": add("$.model_calls", number("$.last.Payload.model_calls")),
+            "execution_slices": add("$.execution_slices", 1),
+            "execution_index": number("$.execution_index"),
         }
         next_slice = sfn.Pass(
             self,
@@ -293,9 +211,9 @@ class AgentStateMachine(Construct):
             comment="Normalize the execution input into the job state.",
             parameters={
                 "job_id": sfn.JsonPath.execution_name,
-                "session_id": _path("$.session_id"),
-                "agent_id": _path("$.agent_id"),
-                "prompt": _path("$.prompt"),
+                "session_id": path("$.session_id"),
+                "agent_id": path("$.agent_id"),
+                "prompt": path("$.prompt"),
                 "interrupt_responses.$": JSON_NULL,
                 "slice": 0,
                 "model_calls": 0,
@@ -307,17 +225,18 @@ class AgentStateMachine(Construct):
         restore = sfn.Pass(
             self,
             "Continue",
+            # The comment is part of the deployed definition: its wording stays.
             comment="A hand-off from an earlier execution of the same job: restore its counters.",
             parameters={
-                "job_id": _path(f"{carried}.job_id"),
-                "session_id": _path("$.session_id"),
-                "agent_id": _path("$.agent_id"),
+                "job_id": path(f"{carried}.job_id"),
+                "session_id": path("$.session_id"),
+                "agent_id": path("$.agent_id"),
                 "prompt.$": JSON_NULL,
                 "interrupt_responses": sfn.JsonPath.list_at(f"{carried}.interrupt_responses"),
-                "slice": sfn.JsonPath.number_at(f"{carried}.slice"),
-                "model_calls": sfn.JsonPath.number_at(f"{carried}.model_calls"),
+                "slice": number(f"{carried}.slice"),
+                "model_calls": number(f"{carried}.model_calls"),
                 "execution_slices": 0,
-                "execution_index": sfn.JsonPath.number_at(f"{carried}.execution_index"),
+                "execution_index": number(f"{carried}.execution_index"),
             },
         )
         start = sfn.Choice(self, "StartOrContinue")
@@ -325,7 +244,9 @@ class AgentStateMachine(Construct):
         start.otherwise(init.next(check_budget))
         return start
 
-    def _check_budget(self, run_slice: sfn.IChainable, hand_off: sfn.IChainable) -> sfn.Choice:
+    def _check_budget(
+        self, run_slice: sfn.IChainable, next_execution: sfn.IChainable
+    ) -> sfn.Choice:
         config = self._config
         check = sfn.Choice(self, "CheckSliceBudget")
         check.when(
@@ -339,7 +260,7 @@ class AgentStateMachine(Construct):
             )
         check.when(
             sfn.Condition.number_greater_than_equals("$.execution_slices", config.execution_slices),
-            hand_off,
+            next_execution,
         )
         return check.otherwise(run_slice)
 
@@ -354,22 +275,26 @@ class AgentStateMachine(Construct):
             comment="Execution output = the final slice's result.",
             output_path="$.last.Payload",
         )
-        route.when(sfn.Condition.string_equals(status, "completed"), completed)
-        route.when(sfn.Condition.string_equals(status, "continue"), next_slice)
-        route.when(sfn.Condition.string_equals(status, "interrupted"), wait)
-        route.when(sfn.Condition.string_equals(status, "orchestrate"), self._multi_agent())
+        route.when(sfn.Condition.string_equals(status, COMPLETED), completed)
+        route.when(sfn.Condition.string_equals(status, CONTINUE), next_slice)
+        route.when(sfn.Condition.string_equals(status, INTERRUPTED), wait)
+        route.when(sfn.Condition.string_equals(status, ORCHESTRATE), self._multi_agent())
         route.otherwise(self.fails["UnknownSliceStatus"])
         run_slice.next(route)
 
     def _multi_agent(self) -> sfn.IChainable:
         """Graph / Swarm jobs: Plan → Map over ready nodes → Fold (constructs/multi_agent.py)."""
-        return MultiAgentStates(self, "MultiAgent", agent_function=self._agent_function, config=self._config, retry_slice=self._retry_task, retry_park=functools.partial(self._retry_task, errors=PARK_RETRYABLE_ERRORS)).start  # fmt: skip
+        states = MultiAgentStates(
+            self, "MultiAgent", agent_function=self._agent_function, config=self._config
+        )
+        return states.start
 
-    def _hand_off(self) -> sfn.IChainable:
-        return hand_off(
+    def _continuation(self) -> sfn.IChainable:
+        """The job goes on in a new execution (elsai/cdk/continuation.py)."""
+        return continuation(
             self,
             state_machine_name=self.state_machine_name,
-            retry=lambda task: self._retry(task, HAND_OFF_RETRYABLE_ERRORS),
+            retries=self._retries,
             job_failed=self.job_failed,
         )
 

@@ -1,5 +1,7 @@
-"""The client side of LocalRuntime: the real `api_handler` called with API Gateway events,
-and read-only views of what a job left behind.
+"""The client side of LocalRuntime: the real `api_handler` and views of what a job left.
+
+The jobs API is the real `api_handler` called with API Gateway events; the views are
+read-only (history, slices, the tool ledger, the session's S3 objects).
 
 Calling the handler (not boto3 directly) keeps the local runtime honest about what clients
 see: validation, Idempotency-Key, status mapping, WAITING_FOR_INPUT.
@@ -16,6 +18,7 @@ from typing import Any
 from elsai.local.invoker import InvocationRecord
 from elsai.local.progress import Progress
 from elsai.local.shapes import LocalLambdaContext, rest_proxy_event
+from elsai.serverless.contract import RUN_SLICE
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "CANCELLED"})
 
@@ -142,6 +145,7 @@ class InspectMixin:
     invocations: list[InvocationRecord]
 
     def execution_arn(self, job_id: str) -> str:
+        """The ARN of job `job_id`'s first execution (the job id is its name)."""
         return self.state_machine_arn.replace(":stateMachine:", ":execution:") + f":{job_id}"
 
     def history(self, job_id: str) -> list[dict[str, Any]]:
@@ -152,8 +156,9 @@ class InspectMixin:
         return [dict(e) for e in events]
 
     def slices(self, job_id: str) -> list[InvocationRecord]:
+        """The job's slice invocations, retries included, in the order they started."""
         return [
-            r for r in self.invocations if r.info.job_id == job_id and r.info.action == "run_slice"
+            r for r in self.invocations if r.info.job_id == job_id and r.info.action == RUN_SLICE
         ]
 
     def ledger(self) -> list[dict[str, Any]]:
@@ -165,10 +170,12 @@ class InspectMixin:
         ]
 
     def session_files(self, session_id: str) -> Iterator[tuple[str, int]]:
+        """(key, size) of every object the session holds: what a crash left behind."""
         paginator = self.s3.get_paginator("list_objects_v2")
         for page in paginator.paginate(Bucket=self.bucket, Prefix=f"session_{session_id}/"):
             for obj in page.get("Contents", []):
                 yield obj["Key"], int(obj["Size"])
 
     def read_json(self, key: str) -> Any:
+        """One JSON object of the bucket, parsed (to inspect a session file)."""
         return json.loads(self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())

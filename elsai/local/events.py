@@ -26,6 +26,8 @@ KINDS = {
 
 @dataclass(frozen=True)
 class LocalEvent:
+    """One thing that happened to a job (its `kind` is a key of KINDS), for the CLI or a test."""
+
     kind: str
     job_id: str
     message: str

@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from elsai.serverless.contract import RUN_SLICE
+
 FAULT_ENV = "ELSAI_LOCAL_FAULT"
 
 
@@ -21,7 +23,7 @@ class InvocationInfo:
     job_id: str
     session_id: str
     agent_id: str
-    action: str  # "run_slice" | "park"
+    action: str  # one of elsai.serverless.contract.ACTIONS
     slice: int
     attempt: int
     tool_runs: int = 0  # tool runs this job already did (in any process), from the ledger
@@ -53,6 +55,7 @@ class Fault:
     kill_after_seconds: float | None = None
 
     def describe(self) -> str:
+        """The fault in words, for the run's progress lines."""
         parts = []
         if self.kill_in_tool is not None:
             parts.append(f"SIGKILL inside tool call {self.kill_in_tool}")
@@ -69,10 +72,12 @@ class Fault:
         return ", ".join(parts) or "none"
 
     def to_env(self) -> str:
+        """The fault as the one environment variable the child reads."""
         return json.dumps(asdict(self))
 
     @classmethod
     def from_env(cls, value: str | None) -> Fault:
+        """The child's fault from that variable (no fault when unset or empty)."""
         return cls(**json.loads(value)) if value else cls()
 
 
@@ -83,7 +88,7 @@ def kill_in_tool(n: int = 2, *, slice: int = 0, attempt: int = 1) -> FaultPlan:
     """Kill the given attempt of the given slice inside its n-th tool call."""
 
     def plan(info: InvocationInfo) -> Fault | None:
-        if info.action == "run_slice" and info.slice == slice and info.attempt == attempt:
+        if info.action == RUN_SLICE and info.slice == slice and info.attempt == attempt:
             return Fault(kill_in_tool=n)
         return None
 
@@ -94,7 +99,7 @@ def kill_in_job_tool(n: int = 2) -> FaultPlan:
     """Kill the process inside the job's n-th tool run, whichever slice that falls in; once."""
 
     def plan(info: InvocationInfo) -> Fault | None:
-        if info.action == "run_slice" and info.tool_runs < n:
+        if info.action == RUN_SLICE and info.tool_runs < n:
             return Fault(kill_in_tool=n - info.tool_runs)
         return None
 
@@ -105,22 +110,24 @@ def always_fail(message: str = "injected failure: this step always fails") -> Fa
     """Every slice attempt raises: the state machine's retry budget runs out."""
 
     def plan(info: InvocationInfo) -> Fault | None:
-        return Fault(raise_message=message) if info.action == "run_slice" else None
+        return Fault(raise_message=message) if info.action == RUN_SLICE else None
 
     return plan
 
 
 def every_slice(fault: Fault) -> FaultPlan:
     """The same fault for every slice attempt (e.g. a short deadline)."""
-    return lambda info: fault if info.action == "run_slice" else None
+    return lambda info: fault if info.action == RUN_SLICE else None
 
 
 def random_kills(
     *, seed: int, kill_rate: float, max_kills_per_job: int, kill_window_s: float
 ) -> FaultPlan:
-    """Storm kills: each slice attempt is killed with probability `kill_rate`, at most
-    `max_kills_per_job` times per job, either inside one of its first two tool calls (after
-    the side effect) or at a uniform random time within `kill_window_s` of its start.
+    """Storm kills: slice attempts killed at random, reproducibly.
+
+    Each slice attempt is killed with probability `kill_rate`, at most `max_kills_per_job`
+    times per job, either inside one of its first two tool calls (after the side effect) or
+    at a uniform random time within `kill_window_s` of its start.
 
     Draws depend on (seed, session, slice, attempt) only: with fixed session ids a plan
     replays the same way.
@@ -130,7 +137,7 @@ def random_kills(
     planned: dict[str, int] = {}
 
     def plan(info: InvocationInfo) -> Fault | None:
-        if info.action != "run_slice" or planned.get(info.job_id, 0) >= max_kills_per_job:
+        if info.action != RUN_SLICE or planned.get(info.job_id, 0) >= max_kills_per_job:
             return None
         draw = random.Random(f"{seed}:{info.session_id}:{info.slice}:{info.attempt}")
         if draw.random() >= kill_rate:

@@ -122,6 +122,7 @@ def _agents(built: Any) -> list[Agent]:
 
 
 def instrumented_factory(config: AgentConfig) -> Agent:
+    """The user's factory wrapped with this invocation's fault (the child's ELSAI_AGENT_FACTORY)."""
     fault = Fault.from_env(os.environ.get(FAULT_ENV))
     if fault.raise_message:
         raise InjectedFailure(fault.raise_message)

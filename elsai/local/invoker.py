@@ -22,6 +22,7 @@ from typing import Any
 from elsai.local.faults import Fault, InvocationInfo
 from elsai.local.shapes import ERROR_MARK, EVENT_MARK, RESULT_MARK
 from elsai.local.zygote import Zygote
+from elsai.serverless.contract import RUNTIME_EXIT_ERROR, SANDBOX_TIMEDOUT
 
 INIT_ALLOWANCE_S = 10.0  # Lambda's init phase limit: imports are not part of the timeout
 
@@ -60,9 +61,10 @@ class InvocationRecord:
 
     @property
     def killed(self) -> bool:
+        """Whether the invocation died the way a crash or hard timeout ends a Lambda."""
         return self.error is not None and self.error.get("errorType") in (
-            "Runtime.ExitError",
-            "Sandbox.Timedout",
+            RUNTIME_EXIT_ERROR,
+            SANDBOX_TIMEDOUT,
         )
 
 
@@ -101,7 +103,7 @@ def run_child(
     if deadline.hit:
         message = f"Task timed out after {timeout_s:.2f} seconds"
         record.error = {
-            "errorType": "Sandbox.Timedout",
+            "errorType": SANDBOX_TIMEDOUT,
             "errorMessage": f"RequestId: {record.request_id} Error: {message}",
         }
     elif (error := _error_line(record.stderr)) is not None:
@@ -111,7 +113,7 @@ def run_child(
         code = record.returncode or 0
         how = f"signal: {_signal_name(-code)}" if code < 0 else f"exit status {code}"
         record.error = {
-            "errorType": "Runtime.ExitError",
+            "errorType": RUNTIME_EXIT_ERROR,
             "errorMessage": f"RequestId: {record.request_id} Error: Runtime exited with error: {how}",
         }
 

@@ -55,6 +55,7 @@ def _handle(event: dict[str, Any]) -> int:
 
 
 def main() -> int:
+    """Run one invocation whose event arrives on stdin (the child's entry point)."""
     return _handle(json.load(sys.stdin))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from elsai.local.events import EventSink, LocalEvent
 from elsai.local.invoker import InvocationRecord
+from elsai.serverless.contract import FOLD, NODE_SLICE, PARK, PLAN, RUN_SLICE
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -20,6 +21,8 @@ def _short(value: Any, limit: int = 120) -> str:
 
 
 class Progress:
+    """Turns the runtime's observations into events for `sink`, and counts parks and answers."""
+
     def __init__(self, sink: EventSink | None) -> None:
         self.sink = sink
         self.events: list[LocalEvent] = []
@@ -37,9 +40,10 @@ class Progress:
         record: InvocationRecord | None = None,
         **data: Any,
     ) -> None:
-        if record is not None and record.info.action == "node_slice":
+        """Record one event and pass it to the sink (tagged with its node or step, if any)."""
+        if record is not None and record.info.action == NODE_SLICE:
             data.setdefault("node", record.info.agent_id)  # a Graph/Swarm node's own slice
-        elif record is not None and record.info.action in ("plan", "fold"):
+        elif record is not None and record.info.action in (PLAN, FOLD):
             data.setdefault("step", record.info.action)
         event = LocalEvent(
             kind,
@@ -55,6 +59,7 @@ class Progress:
                 self.sink(event)
 
     def job_started(self, job: dict[str, Any], prompt: str) -> None:
+        """A job was started through the API."""
         self.emit(
             "job_started",
             job["job_id"],
@@ -62,8 +67,9 @@ class Progress:
         )
 
     def invocation_started(self, record: InvocationRecord) -> None:
+        """A slice started: a first attempt, or a retry (and why it was retried)."""
         info = record.info
-        if info.action != "run_slice":
+        if info.action != RUN_SLICE:
             return
         if info.attempt > 1:
             why = self._last_error.get(info.job_id, "an error")
@@ -91,6 +97,7 @@ class Progress:
         )
 
     def child_event(self, record: InvocationRecord, data: dict[str, Any]) -> None:
+        """A progress line the child wrote (resumed, tool ran, ...)."""
         if data.get("type") == "tool":
             args = ", ".join(f"{k}={v!r}" for k, v in (data.get("input") or {}).items())
             self.emit(
@@ -102,6 +109,7 @@ class Progress:
             )
 
     def invocation_ended(self, record: InvocationRecord) -> None:
+        """An invocation ended: its result, or how it failed (killed, timed out, raised)."""
         info = record.info
         if record.error is not None:
             kind = record.error.get("errorType", "Error")
@@ -128,7 +136,7 @@ class Progress:
                 )
             return
         result = record.result or {}
-        if info.action == "park":
+        if info.action == PARK:
             with self._lock:
                 self._parks[info.job_id] = self._parks.get(info.job_id, 0) + 1
             names = [i.get("name") for i in record.event.get("interrupts") or []]
@@ -147,15 +155,18 @@ class Progress:
                   record, status=result.get("status"))  # fmt: skip
 
     def answered(self, job_id: str, responses: list[dict[str, Any]]) -> None:
+        """The API answered the job's interrupts: it no longer waits for input."""
         with self._lock:
             self._answers[job_id] = self._answers.get(job_id, 0) + 1
         self.emit("answered", job_id, f"POST /jobs/{job_id}/responses: {_short(responses)}")
 
     def waiting_for_input(self, job_id: str) -> bool:
+        """Whether the job parked a token nobody answered yet (so `wait()` need not ask S3)."""
         with self._lock:
             return self._parks.get(job_id, 0) > self._answers.get(job_id, 0)
 
     def job_ended(self, job: dict[str, Any]) -> None:
+        """The job's execution ended (reported once, however often it is polled)."""
         with self._lock:
             if job["job_id"] in self._ended:
                 return

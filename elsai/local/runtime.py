@@ -39,7 +39,7 @@ from elsai.local.template import (
     resource,
 )
 from elsai.local.zygote import Zygote
-from elsai.serverless.contract import HANDLER_MODULES, handler_name
+from elsai.serverless.contract import HANDLER_MODULES, RUN_SLICE, handler_name
 
 AGENT_FUNCTION, API_FUNCTION = "elsai-agent", "elsai-api"
 BUCKET = "elsai-sessions-local"
@@ -122,6 +122,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         self.close()
 
     def start(self) -> None:
+        """Load the synthesized service, start moto, deploy the bucket, machine and functions."""
         if self.service is None:
             self.service = load_service(self.project)
         template = self.service.template
@@ -179,6 +180,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         self._api = api_handler
 
     def close(self) -> None:
+        """Stop the children, the server and the patches; restore the environment."""
         if self._zygote is not None:
             self._zygote.close()
             self._zygote = None
@@ -331,10 +333,10 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         return json.dumps(record.result).encode()
 
     def _info(self, event: dict[str, Any]) -> InvocationInfo:
-        job_id, action = str(event.get("job_id", "?")), str(event.get("action", "run_slice"))
+        job_id, action = str(event.get("job_id", "?")), str(event.get("action", RUN_SLICE))
         node = event.get("node")  # a Graph/Swarm node slice: attempts count per node
         with self._lock:
-            if action == "run_slice":
+            if action == RUN_SLICE:
                 self._last_slice[job_id] = int(event.get("slice", 0))
             slice_no = int(event.get("slice", 0)) if node else self._last_slice.get(job_id, 0)
             key = (job_id, f"{action}:{node}" if node else action, slice_no)

@@ -43,6 +43,7 @@ class LocalLambdaContext:
         self._deadline = time.monotonic() + timeout_ms / 1000
 
     def get_remaining_time_in_millis(self) -> int:
+        """What Lambda's context reports: the slice's deadline check reads it."""
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 

@@ -144,9 +144,11 @@ class Zygote:
         return code[0]
 
     def kill(self, handle: int) -> None:
+        """SIGKILL the forked child `handle` (a crash or a hard timeout)."""
         self._send({"kill": handle})
 
     def close(self) -> None:
+        """Kill the children still running, then the server."""
         with self._lock:
             live = list(self._exits)
         for handle in live:  # children of executions that were stopped mid-invocation

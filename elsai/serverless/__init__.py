@@ -3,11 +3,14 @@
 `run_slice` runs one Step Functions "slice" of an agent job: it rebuilds the agent from S3
 with stable ids, invokes it exactly-once for the execution, and stops at a loop boundary
 before the Lambda deadline. `lambdas/agent_handler.py` wraps it with Powertools.
+`elsai.serverless.contract` owns what the state machine and the handler exchange (actions,
+step requests and results, statuses, error names).
 `park_task_token`/`read_parked_token` share one record model for a job waiting on input,
 and `elsai.serverless.limits` holds the size and id limits the jobs API and its CDK
 request models both enforce.
 """
 
+from elsai.serverless.contract import SliceRequest, SliceResult
 from elsai.serverless.deadline import (
     DeadlinePolicy,
     DefaultToolTimeout,
@@ -17,7 +20,7 @@ from elsai.serverless.deadline import (
 from elsai.serverless.factory import load_factory
 from elsai.serverless.orchestration import node_config
 from elsai.serverless.parked import ParkedTaskToken, park_task_token, read_parked_token
-from elsai.serverless.slice import SliceRequest, SliceResult, run_slice
+from elsai.serverless.slice import run_slice
 
 __all__ = [
     "DeadlinePolicy",

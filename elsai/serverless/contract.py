@@ -1,11 +1,29 @@
-"""What the deployed parts agree on: one owner for the names they exchange.
+"""What the deployed parts agree on: one owner for the names and payloads they exchange.
 
-The CDK constructs name the handlers by these module paths, the bundle and the local runtime
+The state machine (``elsai.cdk``), the agent handler (``elsai_lambdas.agent_handler``) and the
+local runtime (``elsai.local``) all import from here: the action each task sends, the request
+and result model of every step, the statuses the machine's Choice states branch on, and the
+error names its Retry and Catch lists match. Error names the handler raises are derived from
+the exception classes (the Lambda runtime reports a class's ``__name__`` as the error), so a
+renamed class renames its entry in the machine. ``tests/infra/test_infra_contract.py`` checks
+the synthesized machine against these.
+
+The CDK constructs name the handlers by module path (below); the bundle and the local runtime
 import them by the same paths, and a checkout's editable install and a wheel provide them the
 same way (``pyproject.toml`` maps ``lambdas/`` to the ``elsai_lambdas`` package).
 """
 
 from __future__ import annotations
+
+from typing import Any, Final, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from elsai.errors import AgentFactoryError, AgentInUseError, SessionConflictError
+from elsai.serverless.errors import InterruptPayloadTooLargeError, ModelAccessDeniedError
+from elsai.serverless.limits import MAX_JOB_ID_LENGTH
+
+# -- the handlers ----------------------------------------------------------------------------
 
 #: The installed package that holds the Lambda handlers (source: this repository's lambdas/).
 HANDLERS_PACKAGE = "elsai_lambdas"
@@ -25,3 +43,226 @@ HANDLER_MODULES = {
 def handler_name(role: str) -> str:
     """The Lambda ``Handler`` setting of the function playing ``role`` (``module.handler``)."""
     return f"{HANDLER_MODULES[role]}.handler"
+
+
+# -- actions: what a task asks the agent function to do ---------------------------------------
+
+Action = Literal["run_slice", "park", "plan", "node_slice", "fold"]
+#: One slice of a single-agent job (also the default of an event without ``action``).
+RUN_SLICE: Final = "run_slice"
+#: Park the task token of a job waiting for interrupt responses.
+PARK: Final = "park"
+#: Start or continue a Graph/Swarm run; name the ready nodes.
+PLAN: Final = "plan"
+#: One slice of one node of a Graph/Swarm run (a Map branch).
+NODE_SLICE: Final = "node_slice"
+#: Record a batch's node reports; name the next batch or the end.
+FOLD: Final = "fold"
+ACTIONS: Final[tuple[str, ...]] = get_args(Action)
+
+# -- statuses: what a step returns and the machine's Choice states branch on -----------------
+
+#: The job (or node) is done.
+COMPLETED: Final = "completed"
+#: The slice stopped at a boundary before the deadline; the next slice resumes it.
+CONTINUE: Final = "continue"
+#: The agent waits for interrupt responses.
+INTERRUPTED: Final = "interrupted"
+#: The factory built a Graph or Swarm: the job takes the multi-agent path.
+ORCHESTRATE: Final = "orchestrate"
+#: Plan/Fold: a batch of nodes is ready to run.
+RUN: Final = "run"
+#: Plan/Fold: the run failed; a node slice: the node failed.
+FAILED: Final = "failed"
+#: An execution's output when the job continues in the next execution (its continuation).
+CONTINUED: Final = "continued"
+
+SliceStatus = Literal["completed", "continue", "interrupted", "orchestrate"]
+RunStatus = Literal["run", "completed", "failed", "interrupted"]
+NodeSliceStatus = Literal["completed", "continue", "interrupted", "failed"]
+STATUSES: Final[frozenset[str]] = frozenset(
+    {*get_args(SliceStatus), *get_args(RunStatus), *get_args(NodeSliceStatus), CONTINUED}
+)
+
+# -- error names the machine's Retry and Catch lists match ------------------------------------
+
+#: Errors Lambda, Step Functions and the Lambda runtime define (no class of ours has them).
+LAMBDA_SERVICE_ERRORS: Final = (
+    "Lambda.ServiceException",
+    "Lambda.AWSLambdaException",
+    "Lambda.SdkClientException",
+    "Lambda.Unknown",  # what a hard timeout or crash of the function surfaced as before
+)
+#: The function ran past its timeout (the newer name of that event).
+SANDBOX_TIMEDOUT: Final = "Sandbox.Timedout"
+#: The runtime process died (e.g. SIGKILL, out of memory).
+RUNTIME_EXIT_ERROR: Final = "Runtime.ExitError"
+#: A task ran past its TimeoutSeconds (or a task token was not answered in time).
+STATES_TIMEOUT: Final = "States.Timeout"
+#: Any other error of a task, e.g. an exception the handler raised.
+STATES_TASK_FAILED: Final = "States.TaskFailed"
+#: Every error (a Catch's last resort).
+STATES_ALL: Final = "States.ALL"
+#: Reserved concurrency or the account's limit reached.
+LAMBDA_THROTTLED: Final = "Lambda.TooManyRequestsException"
+#: Starting the next execution failed on the Step Functions side.
+SFN_SERVICE_ERROR: Final = "StepFunctions.SfnException"
+#: The next execution's name is taken: a retried start whose first attempt succeeded.
+EXECUTION_ALREADY_EXISTS: Final = "StepFunctions.ExecutionAlreadyExistsException"
+
+#: Exceptions that retrying cannot fix: the machine matches them first, with MaxAttempts 0,
+#: so that the States.TaskFailed wildcard never retries them. SessionConflictError: a second
+#: writer holds the session, retrying would fight it. AgentFactoryError: the deployed factory
+#: is misconfigured. ModelAccessDeniedError: the account has no access to the model yet (an
+#: admin must act). InterruptPayloadTooLargeError: the same slice would produce them again.
+NON_RETRYABLE_EXCEPTIONS: Final[tuple[type[Exception], ...]] = (
+    SessionConflictError,
+    AgentFactoryError,
+    ModelAccessDeniedError,
+    InterruptPayloadTooLargeError,
+)
+#: Exceptions retried after backoff like a crash. AgentInUseError: another live process
+#: holds the agent's lease (a subclass of SessionConflictError, matched by its own name).
+RETRYABLE_EXCEPTIONS: Final[tuple[type[Exception], ...]] = (AgentInUseError,)
+
+NON_RETRYABLE_ERRORS: Final = tuple(cls.__name__ for cls in NON_RETRYABLE_EXCEPTIONS)
+#: Lambda's own transient failures and crashes of the function: also what the park call retries.
+#: States.Timeout there means nobody answered in time, and States.TaskFailed would include an
+#: API-side SendTaskFailure: both must end the job.
+PARK_RETRYABLE_ERRORS: Final = (*LAMBDA_SERVICE_ERRORS, SANDBOX_TIMEDOUT, RUNTIME_EXIT_ERROR)
+#: What a step running agent code (a slice, a node slice, Plan, Fold) is retried on.
+RETRYABLE_ERRORS: Final = (
+    *PARK_RETRYABLE_ERRORS,
+    STATES_TIMEOUT,
+    STATES_TASK_FAILED,
+    *(cls.__name__ for cls in RETRYABLE_EXCEPTIONS),
+)
+#: Throttling gets its own, longer retry: waiting for a free slot is normal under load.
+THROTTLE_ERRORS: Final = (LAMBDA_THROTTLED,)
+#: What starting the job's next execution (its continuation) is retried on.
+CONTINUATION_RETRYABLE_ERRORS: Final = (SFN_SERVICE_ERROR, STATES_TASK_FAILED)
+
+# -- requests and results of the steps ---------------------------------------------------------
+
+
+class JobStepRequest(BaseModel):
+    """What every step (slice, plan, node slice, fold) gets: ids and answers, never a transcript."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
+    execution_id: str = Field(min_length=1)
+    session_id: str
+    agent_id: str = "agent"
+    prompt: str | None = None
+    interrupt_responses: list[dict[str, Any]] | None = None
+
+
+class SliceRequest(JobStepRequest):
+    """What the state machine hands a slice: ids and answers, never the transcript."""
+
+    slice: int = 0
+    #: Step Functions retry count of this slice (`$$.State.RetryCount`), when the state
+    #: machine passes it; only telemetry reads it.
+    attempt: int | None = None
+
+
+class SliceResult(BaseModel):
+    """The small status the state machine branches on (completed, continue, interrupted).
+
+    "orchestrate": the factory built a Graph or Swarm; the state machine runs it as
+    Plan → Map(node slices) → Fold (`elsai.serverless.orchestration`), `text` names its kind.
+    """
+
+    status: SliceStatus
+    stop_reason: str
+    text: str = ""
+    interrupts: list[dict[str, Any]] = Field(default_factory=list)
+    resumed_from_checkpoint: bool = False
+    resume_position: str | None = None
+    cycles: int = 0
+    model_calls: int = 0  # this slice's; the state machine sums them for maxModelCalls
+    slice: int = 0
+
+
+class ParkRequest(BaseModel):
+    """Park a task token: the job waits until the jobs API answers its interrupts."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task_token: str
+    job_id: str
+    session_id: str
+    agent_id: str = "agent"
+    interrupts: list[dict[str, Any]] | None = None
+
+
+class ParkResult(BaseModel):
+    """The park call's output (the wait's real result is the API's SendTaskSuccess)."""
+
+    parked: bool = True
+
+
+class NodeSliceRequest(JobStepRequest):
+    """One slice of one node; `started_at` (epoch s) is when the plan started its execution."""
+
+    node: str = Field(min_length=1)
+    slice: int = 0
+    started_at: float | None = None
+
+
+class FoldRequest(JobStepRequest):
+    """The Map's output: one report per node of the batch planned at `batch`."""
+
+    batch: int
+    results: list[dict[str, Any]]
+
+
+class PlanResult(BaseModel):
+    """What Plan and Fold return; the state machine's Choice branches on `status`."""
+
+    status: RunStatus
+    kind: str
+    #: The batch to run: [{"node": name, "started_at": epoch seconds}].
+    nodes: list[dict[str, Any]] = Field(default_factory=list)
+    batch: int = 0
+    error: str = ""
+    text: str = ""
+    interrupts: list[dict[str, Any]] = Field(default_factory=list)
+    node_status: dict[str, str] = Field(default_factory=dict)
+
+
+class NodeSliceResult(BaseModel):
+    """One node slice's small report: the branch's Choice and the fold read it."""
+
+    node: str
+    status: NodeSliceStatus
+    stop_reason: str
+    error: str | None = None
+    usage: dict[str, int] = Field(default_factory=dict)
+    metrics: dict[str, float] = Field(default_factory=dict)
+    interrupts: list[dict[str, Any]] = Field(default_factory=list)
+    resumed_from_checkpoint: bool = False
+    resume_position: str | None = None
+    slice: int = 0
+    model_calls: int = 0
+    started_at: float = 0.0
+    ended_at: float = 0.0
+
+
+#: Each action's request model (the handler validates the event with it).
+REQUESTS: Final[dict[str, type[BaseModel]]] = {
+    RUN_SLICE: SliceRequest,
+    PARK: ParkRequest,
+    PLAN: JobStepRequest,
+    NODE_SLICE: NodeSliceRequest,
+    FOLD: FoldRequest,
+}
+#: Each action's result model (what the state machine reads from ``Payload``).
+RESULTS: Final[dict[str, type[BaseModel]]] = {
+    RUN_SLICE: SliceResult,
+    PARK: ParkResult,
+    PLAN: PlanResult,
+    NODE_SLICE: NodeSliceResult,
+    FOLD: PlanResult,
+}

@@ -1,7 +1,8 @@
 """Job errors that no retry can fix, named so the state machine does not retry them.
 
 The Lambda runtime reports an exception's class name as the Step Functions error, so these
-names appear in ``elsai/cdk/state_machine.py``'s non-retried list and in
+names appear in the state machine's non-retried list (``elsai.serverless.contract``
+derives it from these classes) and in
 ``GET /jobs/{id}``'s ``error``. Their messages say what a person has to do.
 """
 

@@ -1,6 +1,6 @@
 """A job as the jobs API reports it: one or more chained Step Functions executions.
 
-A Standard execution holds at most 25,000 history events, so a long job hands off to a new
+A Standard execution holds at most 25,000 history events, so a long job continues in a new
 execution of the same machine (named ``<job_id>-c<N>``) and the old one succeeds with
 ``{"status": "continued", "continued_in": <name>}``. These functions follow that chain and
 report one job; they are pure functions over a boto3 Step Functions client.
@@ -39,7 +39,7 @@ def loads(text: str | None) -> Any:
 
 
 def continued_in(execution: dict[str, Any]) -> str | None:
-    """The next execution's name when ``execution`` handed the job off, else None."""
+    """The next execution's name when ``execution`` continued the job in another, else None."""
     if execution.get("status") != "SUCCEEDED":
         return None
     output = loads(execution.get("output"))
@@ -70,7 +70,7 @@ def _describe(sfn: Any, arn: str) -> dict[str, Any] | None:
 
 
 def follow_job(sfn: Any, machine_arn: str, job_id: str) -> JobChain:
-    """Describe job ``job_id`` through its hand-offs; JobNotFoundError if it never started."""
+    """Describe job ``job_id`` through its continuations; JobNotFoundError if it never started."""
     first = _describe(sfn, execution_arn(machine_arn, job_id))
     if first is None:
         raise JobNotFoundError(job_id)

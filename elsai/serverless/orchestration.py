@@ -20,23 +20,31 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
 from elsai.multiagent.invoke import NodeCall
 from elsai.multiagent.step_types import OrchestratorSteps, StepOutcome
+from elsai.serverless.contract import (
+    COMPLETED,
+    CONTINUE,
+    FAILED,
+    FoldRequest,
+    JobStepRequest,
+    NodeSliceRequest,
+    NodeSliceResult,
+    PlanResult,
+    RunStatus,
+)
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
 from elsai.serverless.slice_core import (
-    JobStepRequest,
     SliceInput,
-    SliceStatus,
+    StopStatus,
     answer_blocks,
     is_orchestrator,
     margin_ms,
@@ -47,7 +55,6 @@ from elsai.serverless.slice_core import (
 from elsai.session.manager import SessionManager
 from elsai.types import AgentResult
 
-RunStatus = Literal["run", "completed", "failed", "interrupted"]
 _RUN_STATUS: dict[str, RunStatus] = {
     "executing": "run",
     "completed": "completed",
@@ -70,53 +77,6 @@ def node_config(config: AgentConfig, node: str) -> AgentConfig:
         checkpoint=config.checkpoint or CheckpointConfig(position="both"),
         hooks=list(config.hooks),
     )
-
-
-class NodeSliceRequest(JobStepRequest):
-    """One slice of one node; `started_at` (epoch s) is when the plan started its execution."""
-
-    node: str = Field(min_length=1)
-    slice: int = 0
-    started_at: float | None = None
-
-
-class FoldRequest(JobStepRequest):
-    """The Map's output: one report per node of the batch planned at `batch`."""
-
-    batch: int
-    results: list[dict[str, Any]]
-
-
-class PlanResult(BaseModel):
-    """What Plan and Fold return; the state machine's Choice branches on `status`."""
-
-    status: RunStatus
-    kind: str
-    #: The batch to run: [{"node": name, "started_at": epoch seconds}].
-    nodes: list[dict[str, Any]] = Field(default_factory=list)
-    batch: int = 0
-    error: str = ""
-    text: str = ""
-    interrupts: list[dict[str, Any]] = Field(default_factory=list)
-    node_status: dict[str, str] = Field(default_factory=dict)
-
-
-class NodeSliceResult(BaseModel):
-    """One node slice's small report: the branch's Choice and the fold read it."""
-
-    node: str
-    status: Literal["completed", "continue", "interrupted", "failed"]
-    stop_reason: str
-    error: str | None = None
-    usage: dict[str, int] = Field(default_factory=dict)
-    metrics: dict[str, float] = Field(default_factory=dict)
-    interrupts: list[dict[str, Any]] = Field(default_factory=list)
-    resumed_from_checkpoint: bool = False
-    resume_position: str | None = None
-    slice: int = 0
-    model_calls: int = 0
-    started_at: float = 0.0
-    ended_at: float = 0.0
 
 
 def build_steps(
@@ -157,7 +117,7 @@ def plan_result(kind: str, outcome: StepOutcome) -> PlanResult:
     """The state machine's view of a step outcome (names and small status only)."""
     now = time.time()
     return PlanResult(
-        status=_RUN_STATUS.get(str(outcome.status), "failed"),
+        status=_RUN_STATUS.get(str(outcome.status), FAILED),
         kind=kind,
         nodes=[{"node": name, "started_at": now} for name in outcome.nodes],
         batch=outcome.batch,
@@ -183,7 +143,7 @@ def fold(request: FoldRequest, steps: OrchestratorSteps) -> PlanResult:
 
 def _report(item: dict[str, Any]) -> dict[str, Any]:
     """A branch's output as a node report; a caught Lambda error becomes the node's cause."""
-    if item.get("status") != "failed" or not isinstance(item.get("error"), dict):
+    if item.get("status") != FAILED or not isinstance(item.get("error"), dict):
         return item
     error = item["error"]
     cause: Any = error.get("Cause")
@@ -213,7 +173,7 @@ def run_node_slice(
     call = steps.node_call(request.node, answers, request.started_at)
     if call is None:  # a Swarm node that handed off before a crash: not run again
         return NodeSliceResult(
-            node=request.node, status="completed", stop_reason="end_turn", slice=request.slice,
+            node=request.node, status=COMPLETED, stop_reason="end_turn", slice=request.slice,
             started_at=started, ended_at=time.time(),
         )  # fmt: skip
     if call.timeout is not None and call.timeout <= 0:
@@ -241,15 +201,15 @@ def run_node_slice(
 def _node_result(
     request: NodeSliceRequest,
     steps: OrchestratorSteps,
-    status: SliceStatus,
+    status: StopStatus,
     result: AgentResult,
     call: NodeCall,
     node_deadline: float | None,
     started: float,
 ) -> NodeSliceResult:
-    if status == "continue" and steps.handed_off(request.node):
-        status = "completed"  # a Swarm node pauses once it handed off: its execution is done
-    elif status == "continue" and node_deadline is not None and time.time() >= node_deadline:
+    if status == CONTINUE and steps.handed_off(request.node):
+        status = COMPLETED  # a Swarm node pauses once it handed off: its execution is done
+    elif status == CONTINUE and node_deadline is not None and time.time() >= node_deadline:
         return _failed(request, call.timeout_message, started)
     metrics = result.metrics
     return NodeSliceResult(
@@ -271,16 +231,12 @@ def _node_result(
 
 def _failed(request: NodeSliceRequest, message: str, started: float) -> NodeSliceResult:
     return NodeSliceResult(
-        node=request.node, status="failed", stop_reason="timeout", error=message,
+        node=request.node, status=FAILED, stop_reason="timeout", error=message,
         slice=request.slice, started_at=started, ended_at=time.time(),
     )  # fmt: skip
 
 
 __all__ = [
-    "FoldRequest",
-    "NodeSliceRequest",
-    "NodeSliceResult",
-    "PlanResult",
     "build_steps",
     "fold",
     "node_config",

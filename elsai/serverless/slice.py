@@ -8,18 +8,16 @@ anywhere is simply retried and the checkpoint resumes it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from elsai.agent import Agent
 from elsai.errors import AgentFactoryError
+from elsai.serverless.contract import COMPLETED, ORCHESTRATE, SliceRequest, SliceResult
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
 from elsai.serverless.parked import park_task_token
 from elsai.serverless.slice_core import (
-    JobStepRequest,
     SliceInput,
     answer_blocks,
     is_orchestrator,
@@ -35,33 +33,6 @@ from elsai.telemetry.spans import record_slice, slice_span
 MAX_TEXT_CHARS = MAX_SLICE_TEXT_CHARS  # keep Step Functions state far below its 256 KiB cap
 
 __all__ = ["MAX_TEXT_CHARS", "SliceRequest", "SliceResult", "park_task_token", "run_slice"]
-
-
-class SliceRequest(JobStepRequest):
-    """What the state machine hands a slice: ids and answers, never the transcript."""
-
-    slice: int = 0
-    #: Step Functions retry count of this slice (`$$.State.RetryCount`), when the state
-    #: machine passes it; only telemetry reads it.
-    attempt: int | None = None
-
-
-class SliceResult(BaseModel):
-    """The small status the state machine branches on (completed, continue, interrupted).
-
-    "orchestrate": the factory built a Graph or Swarm; the state machine runs it as
-    Plan → Map(node slices) → Fold (`elsai.serverless.orchestration`), `text` names its kind.
-    """
-
-    status: Literal["completed", "continue", "interrupted", "orchestrate"]
-    stop_reason: str
-    text: str = ""
-    interrupts: list[dict[str, Any]] = Field(default_factory=list)
-    resumed_from_checkpoint: bool = False
-    resume_position: str | None = None
-    cycles: int = 0
-    model_calls: int = 0  # this slice's; the state machine sums them for maxModelCalls
-    slice: int = 0
 
 
 def run_slice(
@@ -88,7 +59,7 @@ def run_slice(
     if is_orchestrator(agent):
         kind = type(agent).__name__.lower()  # "graph" | "swarm"
         return SliceResult(
-            status="orchestrate", stop_reason="orchestrate", text=kind, slice=request.slice
+            status=ORCHESTRATE, stop_reason=ORCHESTRATE, text=kind, slice=request.slice
         )
     if agent.config.session_manager is not session_manager or agent.config.checkpoint is None:
         raise AgentFactoryError(
@@ -103,7 +74,7 @@ def run_slice(
         status, result = run_agent(agent, given, should_stop=lambda: remaining_ms() < margin)
         outcome = SliceResult(
             status=status,
-            text=str(result)[:MAX_TEXT_CHARS] if status == "completed" else "",
+            text=str(result)[:MAX_TEXT_CHARS] if status == COMPLETED else "",
             cycles=result.metrics.cycles,
             slice=request.slice,
             **slice_fields(result),

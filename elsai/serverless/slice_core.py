@@ -14,8 +14,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from elsai.agent.agent import Agent
 from elsai.agent.config import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
@@ -23,27 +21,14 @@ from elsai.ids import validate_id
 from elsai.interrupt.model import interrupt_dict
 from elsai.models.base import Model
 from elsai.multiagent.base import MultiAgentBase
+from elsai.serverless.contract import JobStepRequest
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts, model_access_guard
-from elsai.serverless.limits import MAX_JOB_ID_LENGTH
 from elsai.session.manager import SessionManager
 from elsai.types import AgentResult
 
-#: How a slice's agent stopped, as the state machine branches on it.
-SliceStatus = Literal["completed", "continue", "interrupted"]
-
-
-class JobStepRequest(BaseModel):
-    """What every step (slice, plan, node slice, fold) gets: ids and answers, never a transcript."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
-    execution_id: str = Field(min_length=1)
-    session_id: str
-    agent_id: str = "agent"
-    prompt: str | None = None
-    interrupt_responses: list[dict[str, Any]] | None = None
+#: How a slice's agent stopped (the part of the contract's statuses an agent run can report).
+StopStatus = Literal["completed", "continue", "interrupted"]
 
 
 def is_orchestrator(built: Any) -> bool:
@@ -107,7 +92,7 @@ def run_agent(
     given: SliceInput,
     should_stop: Callable[[], bool],
     invocation_state: dict[str, Any] | None = None,
-) -> tuple[SliceStatus, AgentResult]:
+) -> tuple[StopStatus, AgentResult]:
     """Run the slice's invocation; paused → "continue", interrupt → "interrupted"."""
     with model_access_guard():  # no model access yet: a clear, non-retried job error
         result = agent(
@@ -116,7 +101,7 @@ def run_agent(
             invocation_state=invocation_state,
             should_stop=should_stop,
         )
-    status: SliceStatus = "completed"
+    status: StopStatus = "completed"
     if result.stop_reason == "paused":
         status = "continue"
     elif result.stop_reason == "interrupt":
@@ -149,7 +134,7 @@ __all__ = [
     "JobStepRequest",
     "SliceFields",
     "SliceInput",
-    "SliceStatus",
+    "StopStatus",
     "answer_blocks",
     "is_orchestrator",
     "margin_ms",

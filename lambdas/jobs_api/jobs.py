@@ -64,7 +64,7 @@ def job_name(idempotency_key: str | None) -> str:
             f"Idempotency-Key must be 1-{limits.MAX_IDEMPOTENCY_KEY_CHARS} characters"
         )
     digest = hashlib.sha256(utf8(idempotency_key, "Idempotency-Key")).hexdigest()
-    # An owner's tag takes 26 characters: the digest shrinks so that hand-off names
+    # An owner's tag takes 26 characters: the digest shrinks so that continuation names
     # (<job_id>-c<N>) still fit Step Functions' 80.
     return new_job_id("idem-" + digest[: 48 if current() is None else 40])
 
@@ -124,13 +124,13 @@ def _replay_status(job_id: str, payload: dict[str, Any]) -> str | None:
         raise
     if _loads(existing.get("input")) != payload:
         raise Conflict("this Idempotency-Key was already used with a different request body")
-    return str(_chain(job_id).current["status"])  # a handed-off job is still running
+    return str(_chain(job_id).current["status"])  # a continued job is still running
 
 
 def describe_job(job_id: str) -> dict[str, Any]:
     """Status; the result when SUCCEEDED, error and cause when it ended otherwise.
 
-    A long job spans several executions (hand-offs); this follows them and reports one job.
+    A long job spans several executions (continuations); this follows them and reports one job.
     A RUNNING execution parked on its current task token reports WAITING_FOR_INPUT and the
     interrupts it waits on.
     """
@@ -206,7 +206,7 @@ def _send_answers(job_id: str, parked: ParkedTaskToken, output: str) -> None:
 
 
 def describe_execution(job_id: str) -> dict[str, Any]:
-    """The job's current execution (the last of its hand-off chain); NotFound if none."""
+    """The job's current execution (the last of its continuation chain); NotFound if none."""
     return _chain(job_id).current
 
 

@@ -21,7 +21,7 @@ def is_cancelled(job_id: str) -> bool:
 def public_status(execution: dict[str, Any], job_id: str | None = None) -> str:
     """The execution's status as clients see it: ABORTED by a cancel request is CANCELLED.
 
-    `job_id` names the job when the execution is a hand-off continuation of it.
+    `job_id` names the job when the execution is a continuation of it.
     """
     status = str(execution["status"])
     if status == "ABORTED" and is_cancelled(job_id or str(execution.get("name") or "")):

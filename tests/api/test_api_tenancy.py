@@ -143,8 +143,8 @@ def test_the_same_idempotency_key_from_two_callers_starts_two_jobs(api: Api) -> 
     assert again.body["job_id"] == first.body["job_id"]
     assert again.headers["idempotent-replayed"] == "true"
     assert len(api.executions()) == 2
-    longest_hand_off = first.body["job_id"] + "-c100"
-    assert len(longest_hand_off) <= 80  # Step Functions' cap on execution names
+    longest_continuation = first.body["job_id"] + "-c100"
+    assert len(longest_continuation) <= 80  # Step Functions' cap on execution names
 
 
 def test_two_sessions_of_one_role_are_two_owners(api: Api) -> None:

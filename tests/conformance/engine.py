@@ -3,7 +3,7 @@
 A second engine next to moto's (which is a port of an older LocalStack): the synthesized
 definition runs in LocalStack's own provider and interpreter. Only the edges are answered
 in-process: a Lambda invocation at the interpreter's invoke call (a scripted agent), and the
-``states:startExecution`` integration by the same provider (the hand-off), instead of
+``states:startExecution`` integration by the same provider (the continuation), instead of
 HTTP calls to a LocalStack server that is not running.
 """
 
@@ -29,7 +29,7 @@ from localstack.services.stepfunctions.provider import StepFunctionsProvider
 
 ACCOUNT = "000000000000"
 REGION = "us-east-1"
-MACHINE_NAME = "ElsaiStack-jobs"  # the name the definition's hand-off targets
+MACHINE_NAME = "ElsaiStack-jobs"  # the name the definition's continuation targets
 
 Script = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -154,12 +154,12 @@ class Engine:
         )
 
     def wait_named(self, name: str, seconds: float = 60) -> dict[str, Any]:
-        """Wait for execution ``name`` (e.g. a hand-off's) to exist and finish."""
+        """Wait for execution ``name`` (e.g. a continuation's) to exist and finish."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             try:
                 return self.wait(self.execution_arn(name), seconds=seconds)
-            except Exception as exc:  # ExecutionDoesNotExist until the hand-off started it
+            except Exception as exc:  # ExecutionDoesNotExist until the continuation started it
                 if "ExecutionDoesNotExist" not in type(exc).__name__:
                     raise
             time.sleep(0.05)

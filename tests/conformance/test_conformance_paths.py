@@ -3,7 +3,7 @@
 Same expectations as the moto tests (tests/infra/test_infra_asl_moto.py), on an engine of
 another lineage: success, the continue loop, each retried Lambda error, the non-retried
 conflict, interrupt park -> answer -> resume, both budgets, task and wait timeouts, and the
-hand-off to a new execution.
+continuation in a new execution.
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def test_an_unanswered_interrupt_times_out(small: Engine) -> None:
     assert len(small.parked) == 1
 
 
-def test_hand_off_continues_the_job_in_new_executions(small: Engine) -> None:
+def test_continuation_carries_the_job_into_new_executions(small: Engine) -> None:
     statuses = iter(["continue", "continue", "continue", "completed"])
     small.script = lambda e: {"status": next(statuses)}
     name = _name()

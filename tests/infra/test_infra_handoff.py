@@ -25,17 +25,19 @@ from elsai.cdk.config import (
 from elsai.serverless import executions
 from infra.synth import synth_template
 
-HANDOFF_CONTEXT = {"slicesPerExecution": 2, "maxSlices": 20}
+CONTINUATION_CONTEXT = {"slicesPerExecution": 2, "maxSlices": 20}
 
 
 @pytest.fixture(scope="module")
-def handoff_template() -> dict[str, Any]:
-    return synth_template(HANDOFF_CONTEXT)
+def continuation_template() -> dict[str, Any]:
+    return synth_template(CONTINUATION_CONTEXT)
 
 
 @pytest.fixture
-def harness(handoff_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
-    with running(handoff_template, monkeypatch) as h:
+def harness(
+    continuation_template: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Harness]:
+    with running(continuation_template, monkeypatch) as h:
         yield h
 
 
@@ -90,7 +92,7 @@ def test_budgets_count_across_executions(harness: Harness) -> None:
     assert len(harness.run_slices()) == 20
 
 
-def test_answers_given_before_a_hand_off_reach_the_next_execution(harness: Harness) -> None:
+def test_answers_given_before_a_continuation_reach_the_next_execution(harness: Harness) -> None:
     statuses = iter(["continue", "interrupted", "completed"])
     harness.script = lambda e: {"status": next(statuses), "interrupts": [{"id": "i1"}]}
     arn = harness.start()

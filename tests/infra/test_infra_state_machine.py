@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from elsai.cdk.state_machine import (
+from elsai.local.definition import state_machine_definition, state_machine_logical_id
+from elsai.serverless.contract import (
     NON_RETRYABLE_ERRORS,
     PARK_RETRYABLE_ERRORS,
     RETRYABLE_ERRORS,
     THROTTLE_ERRORS,
 )
-from elsai.local.definition import state_machine_definition, state_machine_logical_id
 
 AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
 # The Graph/Swarm path (elsai/cdk/multi_agent.py); tested in test_infra_multi_agent.py.
@@ -78,10 +78,10 @@ def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
     tasks = [s for s in asl["States"].values() if s["Type"] == "Task"]
     lambdas = [t for t in tasks if t["Resource"].startswith("arn:aws:states:::lambda:invoke")]
     assert {t["Parameters"]["FunctionName"] for t in lambdas} == {AGENT_ARN}
-    (hand_off,) = [t for t in tasks if t not in lambdas]  # the only other task
-    assert hand_off["Resource"] == "arn:aws:states:::states:startExecution"
+    (continuation,) = [t for t in tasks if t not in lambdas]  # the only other task
+    assert continuation["Resource"] == "arn:aws:states:::states:startExecution"
     machine = "arn:aws:states:us-east-1:123456789012:stateMachine:ElsaiStack-jobs"
-    assert hand_off["Parameters"]["StateMachineArn"] == machine
+    assert continuation["Parameters"]["StateMachineArn"] == machine
 
 
 def test_unresolvable_references_raise(template_dict: dict[str, Any]) -> None:

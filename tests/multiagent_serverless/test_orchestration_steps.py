@@ -19,15 +19,13 @@ from elsai.errors import AgentFactoryError
 from elsai.models import ScriptedModel
 from elsai.multiagent import GraphBuilder
 from elsai.serverless import node_config
+from elsai.serverless.contract import FoldRequest, JobStepRequest, NodeSliceRequest
 from elsai.serverless.orchestration import (
-    FoldRequest,
-    NodeSliceRequest,
     build_steps,
     fold,
     plan,
     run_node_slice,
 )
-from elsai.serverless.slice_core import JobStepRequest
 from elsai.session import FileSessionManager
 
 IDS = {

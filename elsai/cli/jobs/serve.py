@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from elsai.cli.jobs.client import local_state_file
+from elsai.serverless.contract import RUN_SLICE
 
 
 def add_serve(commands: Any) -> None:
@@ -66,7 +67,7 @@ def _runtime(args: argparse.Namespace, project: Path) -> Any:
     if args.tool_seconds:
 
         def faults(info: InvocationInfo) -> Fault | None:
-            return Fault(tool_seconds=args.tool_seconds) if info.action == "run_slice" else None
+            return Fault(tool_seconds=args.tool_seconds) if info.action == RUN_SLICE else None
 
     paths = tuple(str(Path(p).resolve()) for p in args.pythonpath)
     return LocalRuntime(project=project, agent_factory=args.agent_factory, fast_retries=args.fast_retries,

@@ -19,6 +19,7 @@ from typing import Any
 
 from elsai.cli.local.answers import exit_code
 from elsai.cli.render import Style, job_heading, write
+from elsai.serverless.contract import NODE_SLICE
 
 EXAMPLES = {"graph": "example_graph:build_graph"}
 KILLED_NODE = "writer_a"
@@ -48,7 +49,7 @@ def run_example(args: argparse.Namespace, prepared: tuple[Any, ...]) -> int:
             )
 
     def faults(info: Any) -> Any:
-        if args.no_kill or info.action != "node_slice" or info.agent_id != KILLED_NODE:
+        if args.no_kill or info.action != NODE_SLICE or info.agent_id != KILLED_NODE:
             return None
         return local.Fault(kill_in_tool=1) if info.attempt == 1 else None
 
@@ -74,7 +75,7 @@ def graph_summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> d
     mine = [
         r
         for r in runtime.invocations
-        if r.info.job_id == job["job_id"] and r.info.action == "node_slice"
+        if r.info.job_id == job["job_id"] and r.info.action == NODE_SLICE
     ]
     t0 = min((r.started for r in mine), default=0.0)
     invocations = [
