@@ -111,7 +111,7 @@ def _prompt(n: int, orders: int) -> str:
 def _judge(rt: Any, job: dict[str, Any], final: dict[str, Any], snaps: _Snapshots,
            runs: list[dict[str, Any]]) -> JobOutcome:  # fmt: skip
     from elsai.session import keys
-    from tests.transcripts import transcript_problems
+    from tests.support.transcripts import transcript_problems
 
     out = JobOutcome(job["job_id"], final.get("status", "?"))
     if out.status != "SUCCEEDED":

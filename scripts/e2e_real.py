@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "real_model"))
 
-from llama_server import LlamaServer, assemble_gguf  # noqa: E402
+from tests.system.real_model.llama_server import LlamaServer, assemble_gguf  # noqa: E402
 
 
 def main(pytest_args: list[str]) -> int:
