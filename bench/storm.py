@@ -8,7 +8,7 @@ of the real handler. Faults: random SIGKILLs of slices (inside a tool call after
 effect, or at a random moment) and, in front of moto, S3 503 SlowDown and dropped responses
 (request applied, response lost) at ``--s3-fault-rate`` of the children's requests; Step
 Functions retries the failed slices. Then, per job: SUCCEEDED, a valid transcript
-(tests/transcripts.py), the prompt stored exactly once, every tool call answered by a real run,
+(tests/support/transcripts.py), the prompt stored exactly once, every tool call answered by a real run,
 and a tool re-run only if its result was not saved when the re-running attempt started.
 Bounded: kills per job, S3 faults in all, and one overall deadline.
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from tests.support.transcripts import assert_valid_transcript, transcript_problems
 
 

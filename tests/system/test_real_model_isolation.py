@@ -1,4 +1,4 @@
-"""`make test` never collects tests/real_model: they need the llama.cpp venv (make e2e-real)."""
+"""`make test` never collects tests/system/real_model: they need the llama.cpp venv (make e2e-real)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_default_run_does_not_collect_or_import_the_real_model_tests() -> None:
@@ -19,7 +19,7 @@ def test_the_default_run_does_not_collect_or_import_the_real_model_tests() -> No
             "-q",
             "-p",
             "no:cacheprovider",
-            "tests/real_model",
+            "tests/system/real_model",
         ],
         cwd=ROOT,
         capture_output=True,
@@ -42,7 +42,7 @@ def test_the_default_run_does_not_collect_or_import_the_real_model_tests() -> No
             "addopts=",
             "-m",
             "not real_model",
-            "tests/real_model",
+            "tests/system/real_model",
         ],
         cwd=ROOT,
         capture_output=True,

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tests.system.conformance.engine import Engine, fast  # noqa: E402
+from tests.system.conformance.engine import Engine, fast
 
 DEFINITIONS = Path(os.environ.get("CONFORMANCE_DIR", "build/conformance"))
 

@@ -1,6 +1,6 @@
 """Write the synthesized state machine definitions for the conformance engine (main venv).
 
-``python -m tests.conformance.export_definitions build/conformance`` writes
+``python -m tests.system.conformance.export_definitions build/conformance`` writes
 ``default.asl.json`` (cdk.json's settings) and ``small.asl.json`` (tiny budgets and waits,
 two slices per execution), both resolved to plain ASL exactly as ``cdk synth`` makes them.
 """

@@ -1,6 +1,6 @@
 """The synthesized definition walked through LocalStack's interpreter, path by path.
 
-Same expectations as the moto tests (tests/infra/test_infra_asl_moto.py), on an engine of
+Same expectations as the moto tests (tests/unit/cdk/test_asl_moto.py), on an engine of
 another lineage: success, the continue loop, each retried Lambda error, the non-retried
 conflict, interrupt park -> answer -> resume, both budgets, task and wait timeouts, and the
 hand-off to a new execution.
@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 import pytest
+
 from tests.system.conformance.engine import Engine, FunctionError, throttled
 
 _names = itertools.count()

@@ -142,7 +142,7 @@ class CrashInjector(StorageBackend):
 
     def _write(self, op: str, key: str, data: bytes, perform: Any) -> str:
         if key.endswith("/lease.json"):
-            # The ownership lease (tests/crash/test_crash_lease.py) guards liveness, not data:
+            # The ownership lease (tests/system/crash/test_lease.py) guards liveness, not data:
             # the matrix numbers and crashes around the session's data writes only.
             return str(perform())
         self.count += 1
@@ -207,7 +207,7 @@ def build_manager(args: dict[str, Any]) -> Any:
 def build_agent(args: dict[str, Any], crash: dict[str, Any] | None) -> Agent:
     manager = build_manager(args)
     # The matrix counts on every write in one order, and on a tool killed inside finding its
-    # after_model bookmark: that bookmark in line (its overlap: test_crash_overlap_tool.py).
+    # after_model bookmark: that bookmark in line (its overlap: test_overlap_tool.py).
     manager.overlap_after_model = False
     if args.get("lease") is False:
         manager.lease_seconds = None  # to reach the conditional writes behind the lease

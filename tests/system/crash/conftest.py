@@ -10,8 +10,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.system.crash import crash_harness as h
 import pytest
+
+from tests.system.crash import crash_harness as h
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ store lives in `crash_store`, the verdict after recovery in `crash_judge`.
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -16,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from tests.system.crash import child_agent as child  # noqa: E402  (constants shared with the child: prompts, tool ids)
-from tests.system.crash.crash_judge import Recovery, judge  # noqa: E402
-from tests.system.crash.crash_store import (  # noqa: E402, F401  (re-exported: the tests use them as h.<name>)
+from tests.support.transcripts import assert_valid_transcript, transcript_problems
+from tests.system.crash import (
+    child_agent as child,  # constants shared with the child: prompts, tool ids
+)
+from tests.system.crash.crash_judge import Recovery, judge
+from tests.system.crash.crash_store import (  # noqa: F401  (re-exported: the tests use them as h.<name>)
     AGENT_ID,
     CHILD,
     POSITIONS,
@@ -42,7 +41,6 @@ from tests.system.crash.crash_store import (  # noqa: E402, F401  (re-exported: 
     texts,
     uses,
 )
-from tests.support.transcripts import assert_valid_transcript, transcript_problems  # noqa: E402
 
 # Children run in parallel; two cores on CI: a few at a time keep both busy without thrashing.
 WORKERS = max(2, min(4, (os.cpu_count() or 2) + 1))
@@ -80,7 +78,7 @@ class CaseResult:
         str, ...
     ] = ()  # tools that finished but whose result was not durable, re-run
     # The crash fell between the durable final answer and the `completed` bookmark (the window
-    # of a fixed finalize bug, asserted like every other point; see test_crash_regressions.py).
+    # of a fixed finalize bug, asserted like every other point; see test_regressions.py).
     finalize_window: bool = False
 
 

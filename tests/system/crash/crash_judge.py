@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from tests.support.transcripts import transcript_problems
 from tests.system.crash import child_agent as child
 from tests.system.crash.crash_store import (
     AGENT_ID,
@@ -28,7 +29,6 @@ from tests.system.crash.crash_store import (
     texts,
     uses,
 )
-from tests.support.transcripts import transcript_problems
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.system.crash import crash_harness as h
 from tests.system.crash import lease_child
-import pytest
 
 CHILD = str(Path(lease_child.__file__))
 SESSION, AGENT = "lease-job", "worker"

@@ -26,8 +26,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.system.crash import crash_harness as h
 import pytest
+
+from tests.system.crash import crash_harness as h
 
 
 def run_matrix(

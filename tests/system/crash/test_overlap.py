@@ -15,10 +15,11 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from tests.system.crash import crash_harness as h
 import pytest
-from tests.system.crash.overlap_checks import check_overlapped_write_order, check_write_order, run
+
 from tests.support.transcripts import assert_valid_transcript
+from tests.system.crash import crash_harness as h
+from tests.system.crash.overlap_checks import check_overlapped_write_order, check_write_order, run
 
 CASES = [
     ("file", "both", "in_flight", 2),

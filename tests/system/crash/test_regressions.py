@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from tests.support.transcripts import assert_valid_transcript
 from tests.system.crash import child_agent as child
 from tests.system.crash import crash_harness as h
-import pytest
-from tests.support.transcripts import assert_valid_transcript
 
 
 def _run(

@@ -14,10 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from tests.support.transcripts import assert_valid_transcript
 from tests.system.crash import child_agent as child
 from tests.system.crash import crash_harness as h
-import pytest
-from tests.support.transcripts import assert_valid_transcript
 
 AGENT = h.AGENT_ID
 

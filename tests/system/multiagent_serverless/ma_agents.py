@@ -8,7 +8,7 @@ the job's shape by the job's agent_id:
 - "graph-ask": drafter -> approver (its tool asks a human through an interrupt);
 - "swarm": triage -> specialist -> closer, by two handoffs;
 - "swarm-ask": triage hands off to an approver that asks a human.
-Each tool run appends one line to the ledger named by MA_LEDGER (node, tool, start/end times),
+Each tool run appends one line to the ledger named by AGENT_LEDGER (node, tool, start/end times),
 so tests count side effects across killed and retried processes.
 """
 
@@ -33,7 +33,7 @@ Turn = Callable[[ModelRequest], dict[str, Any] | str]
 
 
 def _ledger(entry: dict[str, Any]) -> None:
-    fd = os.open(os.environ["MA_LEDGER"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(os.environ["AGENT_LEDGER"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:  # one write() on an O_APPEND fd: complete even if the process is killed right after
         os.write(fd, (json.dumps(entry) + "\n").encode())
     finally:

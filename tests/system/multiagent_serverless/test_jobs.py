@@ -10,18 +10,17 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from tests.system.local_stack import LocalStack
-
 from elsai.local import Fault, InvocationInfo
 from elsai.session import keys
+from tests.system.local_stack import LocalStack
 
 
-def _node_runs(ma: MaStack, job_id: str) -> Counter[str]:
-    return Counter(r.info.agent_id for r in ma.node_slices(job_id))
+def _node_runs(stack: LocalStack, job_id: str) -> Counter[str]:
+    return Counter(r.info.agent_id for r in stack.node_slices(job_id))
 
 
-def _tool_runs(ma: MaStack, session_id: str) -> Counter[str]:
-    return Counter(x["step"] for x in ma.ledger(session_id) if x["tool"] == "work")
+def _tool_runs(stack: LocalStack, session_id: str) -> Counter[str]:
+    return Counter(x["step"] for x in stack.ledger(session_id) if x["tool"] == "work")
 
 
 def _overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -33,9 +32,9 @@ def _span(records: list[Any], node: str) -> tuple[float, float]:
     return min(r.started for r in mine), max(r.started + r.duration_s for r in mine)
 
 
-def test_parallel_branches_overlap_and_the_result_is_composed_from_both(ma: MaStack) -> None:
-    rt = ma.rt
-    barrier = str(ma.ledger_path.parent / "writers-barrier")
+def test_parallel_branches_overlap_and_the_result_is_composed_from_both(stack: LocalStack) -> None:
+    rt = stack.rt
+    barrier = str(stack.ledger_path.parent / "writers-barrier")
 
     def plan(info: InvocationInfo) -> Fault | None:
         # each writer waits (up to 5 s) until both are loaded: only concurrent runs meet here
@@ -52,14 +51,14 @@ def test_parallel_branches_overlap_and_the_result_is_composed_from_both(ma: MaSt
     assert text == (
         "EDITED(writer_a: writer_a-1 done; writer_a-2 done | writer_b: writer_b-1 done; writer_b-2 done)"
     )
-    records = ma.node_slices(job["job_id"])
+    records = stack.node_slices(job["job_id"])
     assert [r.info.agent_id for r in records][0] == "researcher"
     assert [r.info.agent_id for r in records][-1] == "editor"
     # the two writers ran in separate Lambda invocations at the same time
     assert _overlap(_span(records, "writer_a"), _span(records, "writer_b"))
     tools = {
         x["node"]: (x["start"], x["end"])
-        for x in ma.ledger(job["session_id"])
+        for x in stack.ledger(job["session_id"])
         if x["step"].endswith("-1")
     }
     assert _overlap(tools["writer_a"], tools["writer_b"])
@@ -67,7 +66,7 @@ def test_parallel_branches_overlap_and_the_result_is_composed_from_both(ma: MaSt
         len({r.info.agent_id for r in records if r.result and r.result["status"] == "completed"})
         == 4
     )
-    cursor = ma.cursor(job["session_id"])
+    cursor = stack.cursor(job["session_id"])
     assert cursor["type"] == "graph" and cursor["status"] == "completed"
     assert (
         cursor["execution_order"][0] == "researcher" and cursor["execution_order"][-1] == "editor"
@@ -90,8 +89,8 @@ def test_parallel_branches_overlap_and_the_result_is_composed_from_both(ma: MaSt
     assert max(sizes) < 8 * 1024
 
 
-def test_a_kill_inside_a_parallel_node_retries_only_that_node(ma: MaStack) -> None:
-    rt = ma.rt
+def test_a_kill_inside_a_parallel_node_retries_only_that_node(stack: LocalStack) -> None:
+    rt = stack.rt
 
     def plan(info: InvocationInfo) -> Fault | None:
         if info.action == "node_slice" and info.agent_id == "writer_a" and info.attempt == 1:
@@ -103,17 +102,17 @@ def test_a_kill_inside_a_parallel_node_retries_only_that_node(ma: MaStack) -> No
     final = rt.wait(job["job_id"], timeout=120)
 
     assert final["status"] == "SUCCEEDED", final
-    assert _node_runs(ma, job["job_id"]) == {
+    assert _node_runs(stack, job["job_id"]) == {
         "researcher": 1,
         "writer_a": 2,
         "writer_b": 1,
         "editor": 1,
     }
-    killed, retried = [r for r in ma.node_slices(job["job_id"]) if r.info.agent_id == "writer_a"]
+    killed, retried = [r for r in stack.node_slices(job["job_id"]) if r.info.agent_id == "writer_a"]
     assert killed.killed and retried.result is not None
     assert retried.result["resumed_from_checkpoint"] is True
     assert retried.result["resume_position"] == "after_model"
-    runs = _tool_runs(ma, job["session_id"])
+    runs = _tool_runs(stack, job["session_id"])
     # the killed tool ran again on the retry (at-least-once); nothing else ran twice
     assert runs == {
         "researcher-1": 1,
@@ -125,8 +124,8 @@ def test_a_kill_inside_a_parallel_node_retries_only_that_node(ma: MaStack) -> No
     assert "writer_a" in final["result"]["text"] and "writer_b" in final["result"]["text"]
 
 
-def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(ma: MaStack) -> None:
-    rt = ma.rt
+def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(stack: LocalStack) -> None:
+    rt = stack.rt
 
     def plan(info: InvocationInfo) -> Fault | None:
         # a 30 s function timeout is inside the stop margin: stop at every boundary
@@ -139,7 +138,7 @@ def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(ma: MaSt
     final = rt.wait(job["job_id"], timeout=120)
 
     assert final["status"] == "SUCCEEDED", final
-    writer_b = [r for r in ma.node_slices(job["job_id"]) if r.info.agent_id == "writer_b"]
+    writer_b = [r for r in stack.node_slices(job["job_id"]) if r.info.agent_id == "writer_b"]
     statuses = [r.result["status"] for r in writer_b if r.result]
     assert statuses == ["continue"] * 4 + ["completed"]  # 2 tools: after_model/after_tools each
     assert [r.info.slice for r in writer_b] == [0, 1, 2, 3, 4]
@@ -147,8 +146,8 @@ def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(ma: MaSt
         "after_model",
         "after_tools",
     ] * 2
-    assert _tool_runs(ma, job["session_id"])["writer_b-1"] == 1
-    assert _node_runs(ma, job["job_id"])["writer_a"] == 1  # the sibling needed one slice
+    assert _tool_runs(stack, job["session_id"])["writer_b-1"] == 1
+    assert _node_runs(stack, job["job_id"])["writer_a"] == 1  # the sibling needed one slice
     states = [
         e["stateEnteredEventDetails"]["name"]
         for e in rt.history(job["job_id"])
@@ -157,25 +156,25 @@ def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(ma: MaSt
     assert states.count("NextNodeSlice") == 4 and states.count("Fold") == 3
 
 
-def test_a_node_that_always_fails_fails_the_job_with_its_name_and_cause(ma: MaStack) -> None:
-    rt = ma.rt
+def test_a_node_that_always_fails_fails_the_job_with_its_name_and_cause(stack: LocalStack) -> None:
+    rt = stack.rt
     job = rt.start_job("Print it", agent_id="graph-fail")
     final = rt.wait(job["job_id"], timeout=120)
 
     assert final["status"] == "FAILED", final
     assert final["error"]["error"] == "MultiAgentFailed"
     assert final["error"]["cause"] == "node 'broken' failed: RuntimeError: the printer is on fire"
-    runs = _node_runs(ma, job["job_id"])
+    runs = _node_runs(stack, job["job_id"])
     assert runs["researcher"] == 1
     assert runs["broken"] == 1 + 5  # retryMaxAttempts=5: the whole retry budget, then the Catch
-    assert ma.cursor(job["session_id"])["failed_nodes"] == ["broken"]
+    assert stack.cursor(job["session_id"])["failed_nodes"] == ["broken"]
     assert final["multi_agent"]["nodes"] == {"researcher": "completed", "broken": "failed"}
 
 
 def test_a_swarm_killed_right_after_its_first_handoff_resumes_at_the_right_node(
-    ma: MaStack,
+    stack: LocalStack,
 ) -> None:
-    rt = ma.rt
+    rt = stack.rt
 
     def plan(info: InvocationInfo) -> Fault | None:
         if info.action == "node_slice" and info.agent_id == "specialist" and info.attempt == 1:
@@ -188,8 +187,8 @@ def test_a_swarm_killed_right_after_its_first_handoff_resumes_at_the_right_node(
 
     assert final["status"] == "SUCCEEDED", final
     assert final["result"]["text"] == "closed: all done"
-    assert _node_runs(ma, job["job_id"]) == {"triage": 1, "specialist": 2, "closer": 1}
-    cursor = ma.cursor(job["session_id"])
+    assert _node_runs(stack, job["job_id"]) == {"triage": 1, "specialist": 2, "closer": 1}
+    cursor = stack.cursor(job["session_id"])
     assert cursor["type"] == "swarm" and cursor["node_history"] == [
         "triage",
         "specialist",
@@ -199,7 +198,7 @@ def test_a_swarm_killed_right_after_its_first_handoff_resumes_at_the_right_node(
         ("triage", "specialist"),
         ("specialist", "closer"),
     ]
-    retried = [r for r in ma.node_slices(job["job_id"]) if r.info.agent_id == "specialist"][1]
+    retried = [r for r in stack.node_slices(job["job_id"]) if r.info.agent_id == "specialist"][1]
     assert retried.result is not None and retried.result["resume_position"] == "after_model"
     handoff_runs = [
         x
@@ -209,8 +208,8 @@ def test_a_swarm_killed_right_after_its_first_handoff_resumes_at_the_right_node(
     assert Counter(x["agent_id"] for x in handoff_runs) == {"triage": 1, "specialist": 1}
 
 
-def test_an_interrupt_inside_a_node_is_answered_through_the_api(ma: MaStack) -> None:
-    rt = ma.rt
+def test_an_interrupt_inside_a_node_is_answered_through_the_api(stack: LocalStack) -> None:
+    rt = stack.rt
     job = rt.start_job("Draft and approve", agent_id="graph-ask")
     waiting = rt.wait(job["job_id"], timeout=120)
 
@@ -223,14 +222,16 @@ def test_an_interrupt_inside_a_node_is_answered_through_the_api(ma: MaStack) -> 
 
     assert final["status"] == "SUCCEEDED", final
     assert final["result"]["text"] == "approved: human said approve"
-    assert _node_runs(ma, job["job_id"]) == {"drafter": 1, "approver": 2}
-    assert [x["decision"] for x in ma.ledger(job["session_id"]) if x["tool"] == "ask_approval"] == [
-        "approve"
-    ]
+    assert _node_runs(stack, job["job_id"]) == {"drafter": 1, "approver": 2}
+    assert [
+        x["decision"] for x in stack.ledger(job["session_id"]) if x["tool"] == "ask_approval"
+    ] == ["approve"]
 
 
-def test_an_interrupt_inside_a_swarm_node_is_answered_and_the_swarm_finishes(ma: MaStack) -> None:
-    rt = ma.rt
+def test_an_interrupt_inside_a_swarm_node_is_answered_and_the_swarm_finishes(
+    stack: LocalStack,
+) -> None:
+    rt = stack.rt
     job = rt.start_job("Needs a yes", agent_id="swarm-ask")
     waiting = rt.wait(job["job_id"], timeout=120)
 
@@ -243,18 +244,18 @@ def test_an_interrupt_inside_a_swarm_node_is_answered_and_the_swarm_finishes(ma:
 
     assert final["status"] == "SUCCEEDED", final
     assert final["result"]["text"] == "approved: human said yes"
-    assert _node_runs(ma, job["job_id"]) == {"triage": 1, "approver": 2}
-    assert ma.cursor(job["session_id"])["node_history"] == ["triage", "approver", "approver"]
+    assert _node_runs(stack, job["job_id"]) == {"triage": 1, "approver": 2}
+    assert stack.cursor(job["session_id"])["node_history"] == ["triage", "approver", "approver"]
 
 
-def test_a_graph_jobs_session_reads_like_any_other_with_the_sessions_cli(ma: MaStack) -> None:
+def test_a_graph_jobs_session_reads_like_any_other_with_the_sessions_cli(stack: LocalStack) -> None:
     """`elsai sessions show/check` on a Graph job: the orchestrator cursor and every node."""
     import json
     import os
     import subprocess
     import sys
 
-    rt = ma.rt
+    rt = stack.rt
     job = rt.start_job("Write about otters", agent_id="graph")
     assert rt.wait(job["job_id"], timeout=120)["status"] == "SUCCEEDED"
     env = {**os.environ, "AWS_ENDPOINT_URL_S3": rt.endpoint, "NO_PROXY": "127.0.0.1,localhost"}

@@ -1,6 +1,6 @@
 """The Lambda-side multi-agent steps in one process, on a file session (no state machine).
 
-The local-runtime tests (test_multiagent_jobs.py) prove the whole path; these pin the small
+The local-runtime tests (test_jobs.py) prove the whole path; these pin the small
 contracts of `elsai.serverless.orchestration`: what a factory must build, how a caught Lambda
 error becomes the node's cause, and how a node slice reports its deadline.
 """

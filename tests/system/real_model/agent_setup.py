@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from tests.system.real_model.helpers import real_model  # noqa: E402
-
-from elsai import Agent, tool  # noqa: E402
-from elsai.agent import AgentConfig  # noqa: E402
-from elsai.checkpoint import CheckpointConfig  # noqa: E402
-from elsai.session import FileSessionManager  # noqa: E402
+from elsai import Agent, tool
+from elsai.agent import AgentConfig
+from elsai.checkpoint import CheckpointConfig
+from elsai.session import FileSessionManager
+from tests.system.real_model.helpers import real_model
 
 PROMPT = "How many people live in Paris? Use the population tool."
 SESSION_ID = "real-kill"

@@ -1,6 +1,6 @@
 """A real agent process for the kill test: it streams from the real server until killed.
 
-    python child_agent.py <base_url> <gguf> <session_dir> <marker_file>
+    python -m tests.system.real_model.child_agent <base_url> <gguf> <session_dir> <marker_file>
 
 Builds the agent the parent will rebuild (same session and agent ids, file session, bookmarks
 at both boundaries), forces the first call to the `population` tool and consumes the stream.
@@ -14,13 +14,9 @@ import asyncio
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from tests.system.real_model.agent_setup import PROMPT, build_agent  # noqa: E402
-
-from elsai.agent.stream_events import ToolInputDeltaEvent  # noqa: E402
+from elsai.agent.stream_events import ToolInputDeltaEvent
+from tests.system.real_model.agent_setup import PROMPT, build_agent
 
 
 async def main(base_url: str, gguf: str, session_dir: str, marker: str) -> None:

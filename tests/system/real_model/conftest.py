@@ -9,18 +9,14 @@ that is already running (`scripts/e2e_real.py` starts one); otherwise a fixture 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from tests.system.real_model.llama_server import LlamaServer, assemble_gguf  # noqa: E402
-from tests.system.real_model.helpers import real_model  # noqa: E402
-
-from elsai.models.openai import OpenAIModel  # noqa: E402
+from elsai.models.openai import OpenAIModel
+from tests.system.real_model.helpers import real_model
+from tests.system.real_model.llama_server import LlamaServer, assemble_gguf
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -15,18 +15,18 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.system.real_model.agent_setup import AGENT_ID, PROMPT, SESSION_ID, build_agent
-from tests.system.real_model.llama_server import LlamaServer, free_port
-from tests.system.real_model.helpers import real_model, stored
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent
 from elsai.agent import AgentConfig
 from elsai.agent.stream_events import TextDeltaEvent
 from elsai.errors import ModelError
 from elsai.session import FileSessionManager
+from tests.support.transcripts import assert_valid_transcript
+from tests.system.real_model.agent_setup import AGENT_ID, PROMPT, SESSION_ID, build_agent
+from tests.system.real_model.helpers import real_model, stored
+from tests.system.real_model.llama_server import LlamaServer, free_port
 
-HERE = Path(__file__).resolve().parent
+ROOT = Path(__file__).resolve().parents[3]
 WAIT_S = 180.0
 
 
@@ -49,12 +49,14 @@ def test_agent_sigkilled_mid_stream_then_rebuilt_agent_resumes(
     child = subprocess.Popen(
         [
             sys.executable,
-            str(HERE / "child_agent.py"),
+            "-m",
+            "tests.system.real_model.child_agent",
             server_url,
             str(gguf),
             str(sessions),
             str(marker),
         ],
+        cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
-from tests.system.real_model.helpers import real_model
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -21,6 +19,8 @@ from elsai.agent.stream_events import ResultEvent, TextDeltaEvent, ToolInputDelt
 from elsai.models.base import ModelRequest, ModelStop, TextDelta
 from elsai.models.openai import OpenAIModel
 from elsai.types import text_of
+from tests.support.transcripts import assert_valid_transcript
+from tests.system.real_model.helpers import real_model
 
 PROMPT = "Write one sentence about the river Seine in Paris."
 

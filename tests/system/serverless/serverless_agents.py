@@ -3,7 +3,7 @@
 `build_agent` picks by agent_id so one LocalRuntime serves every test:
 - "approver": a refund tool that asks a human (`ctx.interrupt`) before refunding;
 - anything else: the example order agent's scripted model with a `process_order` tool whose
-  side effect is one line appended to the ledger file named by SERVERLESS_LEDGER, so tests
+  side effect is one line appended to the ledger file named by AGENT_LEDGER, so tests
   count real executions across killed and retried processes.
 """
 
@@ -25,7 +25,7 @@ from elsai.types import text_of, tool_results
 
 
 def _ledger(entry: dict[str, Any]) -> None:
-    fd = os.open(os.environ["SERVERLESS_LEDGER"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = os.open(os.environ["AGENT_LEDGER"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:  # one write() on an O_APPEND fd: complete even if the process is killed right after
         os.write(fd, (json.dumps(entry) + "\n").encode())
     finally:

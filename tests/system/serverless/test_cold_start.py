@@ -10,22 +10,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.system.serverless.helpers import Stack, assert_valid_conversation, prompt_count
 
 from elsai.local import LocalRuntime, kill_in_tool
+from tests.system.local_stack import LocalStack
+from tests.system.serverless.helpers import assert_valid_conversation, prompt_count
 
 HERE = Path(__file__).resolve().parent
 
 
 @pytest.fixture(scope="module")
-def cold_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def cold_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     ledger = tmp_path_factory.mktemp("cold") / "ledger.jsonl"
     with LocalRuntime(root=HERE.parents[2], agent_factory="serverless_agents:build_agent", fast_retries=True,
-                      pythonpath=(str(HERE),), child_env={"SERVERLESS_LEDGER": str(ledger)}, preloaded=False) as rt:  # fmt: skip
-        yield Stack(rt, ledger)
+                      pythonpath=(str(HERE),), child_env={"AGENT_LEDGER": str(ledger)}, preloaded=False) as rt:  # fmt: skip
+        yield LocalStack(rt, ledger)
 
 
-def test_cold_children_are_killed_retried_and_resumed(cold_stack: Stack) -> None:
+def test_cold_children_are_killed_retried_and_resumed(cold_stack: LocalStack) -> None:
     rt = cold_stack.rt
     rt.faults = kill_in_tool(1, slice=0, attempt=1)
     job = rt.start_job("Process orders 7 and 8")

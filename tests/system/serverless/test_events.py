@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.system.serverless.helpers import Stack, assert_valid_conversation
-
 from elsai.local import Fault, InvocationInfo, LocalApiError, LocalRuntime, kill_in_tool
+from tests.system.local_stack import LocalStack
+from tests.system.serverless.helpers import assert_valid_conversation
 
 PROMPT = "Process orders 1, 2 and 3"
 
@@ -28,7 +28,7 @@ def all_events(rt: LocalRuntime, job_id: str, limit: int) -> list[dict[str, Any]
         cursor = page["cursor"]
 
 
-def test_events_show_messages_retry_and_resume_and_page_without_gaps(stack: Stack) -> None:
+def test_events_show_messages_retry_and_resume_and_page_without_gaps(stack: LocalStack) -> None:
     rt = stack.rt
     rt.faults = kill_in_tool(2, slice=0, attempt=1)
     job = rt.start_job(PROMPT)
@@ -55,7 +55,7 @@ def test_events_show_messages_retry_and_resume_and_page_without_gaps(stack: Stac
     assert rt.events(job["job_id"], after=whole["cursor"])["events"] == []
 
 
-def test_a_second_job_on_a_session_shows_only_its_own_messages(stack: Stack) -> None:
+def test_a_second_job_on_a_session_shows_only_its_own_messages(stack: LocalStack) -> None:
     rt = stack.rt
     first = rt.start_job("Process order 7", session_id="events-shared")
     assert rt.wait(first["job_id"], timeout=60)["status"] == "SUCCEEDED"
@@ -67,7 +67,7 @@ def test_a_second_job_on_a_session_shows_only_its_own_messages(stack: Stack) -> 
     assert shown[0]["index"] == earlier and shown[0]["text"] == "Process order 8"
 
 
-def test_cancel_mid_tool_stops_the_job_and_the_session_stays_usable(stack: Stack) -> None:
+def test_cancel_mid_tool_stops_the_job_and_the_session_stays_usable(stack: LocalStack) -> None:
     rt = stack.rt
 
     def slow(info: InvocationInfo) -> Fault | None:

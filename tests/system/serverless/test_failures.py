@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.system.serverless.helpers import Stack, assert_valid_conversation, prompt_count
-
 from elsai.local import Fault, InvocationInfo, always_fail
+from tests.system.local_stack import LocalStack
+from tests.system.serverless.helpers import assert_valid_conversation, prompt_count
 
 
 def _max_attempts(definition: dict, error: str) -> int:
@@ -15,7 +15,7 @@ def _max_attempts(definition: dict, error: str) -> int:
     return int(next(r for r in retriers if error in r["ErrorEquals"]).get("MaxAttempts", 3))
 
 
-def test_a_step_that_always_fails_ends_failed_after_the_retry_budget(stack: Stack) -> None:
+def test_a_step_that_always_fails_ends_failed_after_the_retry_budget(stack: LocalStack) -> None:
     rt = stack.rt
     rt.faults = always_fail("the order database is unreachable")
     job = rt.start_job("Process order 9")
@@ -38,7 +38,7 @@ def test_a_step_that_always_fails_ends_failed_after_the_retry_budget(stack: Stac
     assert any(e.get("stateEnteredEventDetails", {}).get("name") == "JobFailed" for e in history)
 
 
-def test_two_executions_racing_on_one_session(stack: Stack, tmp_path: Path) -> None:
+def test_two_executions_racing_on_one_session(stack: LocalStack, tmp_path: Path) -> None:
     """Both load the same (empty) session at once; the loser is refused before it runs anything.
 
     Which refusal it meets depends on who writes first: the create of agent.json

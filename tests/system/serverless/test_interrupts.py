@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tests.system.serverless.helpers import Stack, assert_valid_conversation
-
 from elsai.session import keys
+from tests.system.local_stack import LocalStack
+from tests.system.serverless.helpers import assert_valid_conversation
 
 
-def test_interrupt_waits_for_the_answer_through_the_api_then_completes(stack: Stack) -> None:
+def test_interrupt_waits_for_the_answer_through_the_api_then_completes(stack: LocalStack) -> None:
     rt = stack.rt
     job = rt.start_job("Refund order 42", agent_id="approver")
     waiting = rt.wait(job["job_id"], timeout=60)

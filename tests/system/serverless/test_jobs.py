@@ -7,14 +7,19 @@ SIGKILL inside a tool, after the tool's side effect and before its result was sa
 from __future__ import annotations
 
 import pytest
-from tests.system.serverless.helpers import Stack, assert_valid_conversation, prompt_count, run_slice_events
 
 from elsai.local import LocalApiError, kill_in_tool
+from tests.system.local_stack import LocalStack
+from tests.system.serverless.helpers import (
+    assert_valid_conversation,
+    prompt_count,
+    run_slice_events,
+)
 
 PROMPT = "Process orders 1, 2 and 3"
 
 
-def test_happy_path_succeeds_and_leaves_a_completed_session(stack: Stack) -> None:
+def test_happy_path_succeeds_and_leaves_a_completed_session(stack: LocalStack) -> None:
     rt = stack.rt
     job = rt.start_job(PROMPT)
     assert job["status"] == "RUNNING" and job["session_id"] == job["job_id"]
@@ -42,7 +47,7 @@ def test_happy_path_succeeds_and_leaves_a_completed_session(stack: Stack) -> Non
     assert [r.info.attempt for r in rt.slices(job["job_id"])] == [1]
 
 
-def test_lambda_killed_inside_a_tool_is_retried_and_resumes_after_model(stack: Stack) -> None:
+def test_lambda_killed_inside_a_tool_is_retried_and_resumes_after_model(stack: LocalStack) -> None:
     rt = stack.rt
     rt.faults = kill_in_tool(2, slice=0, attempt=1)
     job = rt.start_job(PROMPT)
@@ -91,7 +96,7 @@ def test_lambda_killed_inside_a_tool_is_retried_and_resumes_after_model(stack: S
     assert final["result"]["text"] == "All 3 orders processed: 1, 2, 3."
 
 
-def test_idempotency_key_starts_one_execution(stack: Stack) -> None:
+def test_idempotency_key_starts_one_execution(stack: LocalStack) -> None:
     rt = stack.rt
     first = rt.start_job("Process order 5", idempotency_key="client-retry-1")
     again = rt.start_job("Process order 5", idempotency_key="client-retry-1")

@@ -30,7 +30,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     server = subprocess.Popen(
         [sys.executable, "-m", "elsai.cli", "jobs", "serve", "--fast-retries",
          "--agent-factory", "serverless_agents:build_agent", "--pythonpath", str(HERE),
-         "--child-env", f"SERVERLESS_LEDGER={tmp / 'ledger.jsonl'}", "--tool-seconds", "0.5"],
+         "--child-env", f"AGENT_LEDGER={tmp / 'ledger.jsonl'}", "--tool-seconds", "0.5"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:

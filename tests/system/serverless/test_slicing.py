@@ -9,19 +9,20 @@ is saved) alternate, so N orders take 2N + 1 slices.
 from __future__ import annotations
 
 import pytest
-from tests.system.serverless.helpers import Stack, assert_valid_conversation, prompt_count
 
 from elsai.local import Fault, InvocationInfo
 from elsai.local.faults import every_slice
+from tests.system.local_stack import LocalStack
+from tests.system.serverless.helpers import assert_valid_conversation, prompt_count
 
 STOP_AT_FIRST_BOUNDARY = every_slice(Fault(timeout_seconds=30))
 
 
-def _statuses(stack: Stack, job_id: str) -> list[str]:
+def _statuses(stack: LocalStack, job_id: str) -> list[str]:
     return [r.result["status"] for r in stack.rt.slices(job_id) if r.result]
 
 
-def test_deadline_continue_then_next_slice_resumes_from_the_bookmark(stack: Stack) -> None:
+def test_deadline_continue_then_next_slice_resumes_from_the_bookmark(stack: LocalStack) -> None:
     rt = stack.rt
     rt.faults = STOP_AT_FIRST_BOUNDARY
     job = rt.start_job("Process orders 1 and 2")
@@ -55,7 +56,7 @@ def test_deadline_continue_then_next_slice_resumes_from_the_bookmark(stack: Stac
 
 
 @pytest.mark.slow
-def test_a_job_longer_than_twenty_slices(stack: Stack) -> None:
+def test_a_job_longer_than_twenty_slices(stack: LocalStack) -> None:
     rt = stack.rt
     rt.faults = STOP_AT_FIRST_BOUNDARY
     orders = [str(n) for n in range(1, 12)]
@@ -79,7 +80,7 @@ def test_a_job_longer_than_twenty_slices(stack: Stack) -> None:
     assert stack.bookmark(sid)["execution_status"] == "completed"
 
 
-def test_a_hard_timeout_mid_tool_is_retried_and_resumes(stack: Stack) -> None:
+def test_a_hard_timeout_mid_tool_is_retried_and_resumes(stack: LocalStack) -> None:
     """Slice 1 resumes into a tool slower than its 1 s function timeout: Lambda kills it."""
     rt = stack.rt
 

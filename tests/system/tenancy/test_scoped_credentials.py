@@ -18,14 +18,14 @@ from typing import Any
 
 import boto3
 import pytest
-from tests.system.tenancy import tenancy_agents
 from moto import mock_aws
 from moto.core.authorization import disable_iam_authentication, enable_iam_authentication
-from tests.system.tenancy.moto_session_policies import session_policies_enforced  # noqa: F401 - a fixture
 
 from elsai import aws_clients
 from elsai.serverless.scoped import TENANT_ROLE_ENV, job_storage_prefix, owned_job_id
 from elsai.session import S3SessionManager, keys
+from tests.system.tenancy import tenancy_agents
+from tests.system.tenancy.moto_session_policies import session_policies_enforced  # noqa: F401 - a fixture
 
 REGION, BUCKET = "us-east-1", "elsai-tenancy-tests"
 TAG_A, TAG_B = keys.owner_tag("iam:alice"), keys.owner_tag("iam:bob")
@@ -105,7 +105,7 @@ def account(
         "AWS_DEFAULT_REGION": REGION, "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing", "ELSAI_SESSIONS_BUCKET": BUCKET,
         "POWERTOOLS_SERVICE_NAME": "elsai", "POWERTOOLS_METRICS_NAMESPACE": "elsai",
-        "ELSAI_AGENT_FACTORY": "tenancy_agents:build_agent",
+        "ELSAI_AGENT_FACTORY": "tests.system.tenancy.tenancy_agents:build_agent",
     }.items():  # fmt: skip
         monkeypatch.setenv(name, value)
     for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):

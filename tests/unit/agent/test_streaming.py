@@ -8,7 +8,6 @@ import threading
 from typing import Any
 
 import pytest
-from tests.support.messages import assistant, tool_use
 
 from elsai import Agent, tool
 from elsai.agent.stream_events import (
@@ -23,6 +22,7 @@ from elsai.agent.stream_events import (
 )
 from elsai.errors import ConcurrentInvocationError
 from elsai.models import ScriptedModel
+from tests.support.messages import assistant, tool_use
 
 FINAL = "The weather in Oslo is 4 degrees and cloudy, bring a jacket."
 LOOKUP_INPUT = {"city": "Oslo", "units": "metric", "details": ["temperature", "sky"]}

@@ -1,6 +1,6 @@
 """A moto account running the synthesized state machine, with a scripted agent Lambda.
 
-Shared by the ASL tests (tests/infra/test_infra_asl_moto.py, test_infra_handoff.py).
+Shared by the ASL tests (tests/unit/cdk/test_asl_moto.py, test_handoff.py).
 """
 
 from __future__ import annotations

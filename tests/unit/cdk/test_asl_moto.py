@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from tests.unit.cdk.asl_harness import FunctionError, Harness, running
 
 

@@ -17,9 +17,9 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from tests.unit.cdk.test_nag import assert_clean
 
 from elsai.local import LocalRuntime
+from tests.unit.cdk.test_nag import assert_clean
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "hello-service"

@@ -1,7 +1,7 @@
 """DurableAgentService's props and packaging: typed knobs, refusals at synth, the wheel's contents.
 
 Construct tests skip the Lambda bundle (``aws:cdk:bundling-stacks: []``): what is checked here is
-the wiring; tests/infra/test_infra_construct_library.py builds a real bundle.
+the wiring; tests/unit/cdk/test_construct_library.py builds a real bundle.
 """
 
 from __future__ import annotations

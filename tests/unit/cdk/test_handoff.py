@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.unit.cdk.asl_harness import FunctionError, Harness, running
 
 from elsai.cdk.config import (
     EVENTS_PER_INTERRUPT_ROUND,
@@ -24,6 +23,7 @@ from elsai.cdk.config import (
 )
 from elsai.serverless import executions
 from infra.synth import synth_template
+from tests.unit.cdk.asl_harness import FunctionError, Harness, running
 
 HANDOFF_CONTEXT = {"slicesPerExecution": 2, "maxSlices": 20}
 

@@ -16,7 +16,7 @@ from elsai.cdk.state_machine import (
 from elsai.local.definition import state_machine_definition, state_machine_logical_id
 
 AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
-# The Graph/Swarm path (elsai/cdk/multi_agent.py); tested in test_infra_multi_agent.py.
+# The Graph/Swarm path (elsai/cdk/multi_agent.py); tested in test_multi_agent.py.
 MULTI_AGENT_STATES = {
     "StartMultiAgent", "Plan", "PlanRoute", "Nodes", "Fold", "FoldRoute", "NextBatch",
     "WaitForNodeResponses", "ResumeNodes", "MultiAgentResult", "MultiAgentCompleted", "MultiAgentFailed",
@@ -73,7 +73,7 @@ def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
         "Task",
         "Succeed",
         "Fail",
-        "Map",  # the Graph/Swarm path's node Map (test_infra_multi_agent.py)
+        "Map",  # the Graph/Swarm path's node Map (test_multi_agent.py)
     }
     tasks = [s for s in asl["States"].values() if s["Type"] == "Task"]
     lambdas = [t for t in tasks if t["Resource"].startswith("arn:aws:states:::lambda:invoke")]
@@ -163,7 +163,7 @@ def test_route_on_status(states: dict[str, Any]) -> None:
         "completed": "Completed",
         "continue": "NextSlice",
         "interrupted": "WaitForResponses",
-        "orchestrate": "StartMultiAgent",  # a Graph/Swarm job (test_infra_multi_agent.py)
+        "orchestrate": "StartMultiAgent",  # a Graph/Swarm job (test_multi_agent.py)
     }
     assert all(c["Variable"] == "$.last.Payload.status" for c in route["Choices"])
     assert route["Default"] == "UnknownSliceStatus"

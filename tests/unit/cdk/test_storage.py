@@ -51,7 +51,7 @@ def test_lifecycle_expires_parked_tokens_and_noncurrent_versions(
     _, props = _sessions_bucket(template_dict)
     rules = {r["Id"]: r for r in props["LifecycleConfiguration"]["Rules"]}
     assert all(r["Status"] == "Enabled" for r in rules.values())
-    # Sessions never expire by object age (see test_infra_least_privilege / the sweeper).
+    # Sessions never expire by object age (see test_least_privilege / the sweeper).
     assert "expire-old-sessions" not in rules
     assert rules["expire-parked-task-tokens"]["Prefix"] == "jobs/"
     assert rules["expire-parked-task-tokens"]["ExpirationInDays"] == 8  # 7-day wait + 1

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.cdk.test_nag import assert_clean
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH
 from elsai.serverless.scoped import TENANT_ROLE_ENV, session_policy
 from elsai.session import keys
+from tests.unit.cdk.test_nag import assert_clean
 
 ADMIN = "arn:aws:iam::123456789012:role/ops/ops-admin"
 POOL = "arn:aws:cognito-idp:us-east-1:123456789012:userpool/us-east-1_Example1"

@@ -1,4 +1,4 @@
-"""Fixtures for the checkpoint spec tests (helpers live in cp_helpers.py)."""
+"""Fixtures for the checkpoint spec tests (helpers live in helpers.py)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.checkpoint.helpers import Ledger
 
 from elsai import Agent
 from elsai.agent import AgentConfig
 from elsai.checkpoint import CheckpointConfig
 from elsai.models import ScriptedModel
 from elsai.session import FileSessionManager
+from tests.unit.checkpoint.helpers import Ledger
 
 
 @pytest.fixture

@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.checkpoint.helpers import CountingStorage, Crash, agent_dir, read_bookmark, stored_messages, tool_call
 from pydantic import BaseModel
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -23,6 +21,15 @@ from elsai.hooks import AfterInvocationEvent, BeforeInvocationEvent
 from elsai.models import ScriptedModel
 from elsai.session import FileSessionManager, SessionConflictError
 from elsai.tools import ToolContext
+from tests.support.transcripts import assert_valid_transcript
+from tests.unit.checkpoint.helpers import (
+    CountingStorage,
+    Crash,
+    agent_dir,
+    read_bookmark,
+    stored_messages,
+    tool_call,
+)
 
 
 def crash_first_run(build: Any, ledger: Any, **kwargs: Any) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.checkpoint.helpers import CountingStorage, stored_messages, tool_call
 
 from elsai.session import FileSessionManager
+from tests.unit.checkpoint.helpers import CountingStorage, stored_messages, tool_call
 
 
 def test_overlapped_checkpoint_write_failing_mid_loop_propagates(

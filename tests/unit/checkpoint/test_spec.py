@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.checkpoint.helpers import CountingStorage, Crash, agent_dir, read_bookmark, stored_messages, tool_call
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent
 from elsai.agent import AgentConfig
@@ -18,6 +16,15 @@ from elsai.checkpoint import Checkpoint, CheckpointConfig, CheckpointException
 from elsai.hooks import AfterToolCallEvent, BeforeModelCallEvent, MessageAddedEvent
 from elsai.models import ScriptedModel
 from elsai.session import FileSessionManager
+from tests.support.transcripts import assert_valid_transcript
+from tests.unit.checkpoint.helpers import (
+    CountingStorage,
+    Crash,
+    agent_dir,
+    read_bookmark,
+    stored_messages,
+    tool_call,
+)
 
 # -- Storage layout and checkpoint.json fields ----------------------------------------------
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import boto3
 import pytest
-from tests.unit.checkpoint.helpers import Crash, tool_call
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
 from elsai.checkpoint import CheckpointConfig
 from elsai.models import ScriptedModel
 from elsai.session import FileSessionManager, S3SessionManager
+from tests.support.transcripts import assert_valid_transcript
+from tests.unit.checkpoint.helpers import Crash, tool_call
 
 
 def test_quickstart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

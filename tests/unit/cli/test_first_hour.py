@@ -9,9 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.cli.helpers import agent, agent_dir, edit_json, elsai, run_clean, run_crashed, sessions
 
 from elsai import __version__
+from tests.unit.cli.helpers import (
+    agent,
+    agent_dir,
+    edit_json,
+    elsai,
+    run_clean,
+    run_crashed,
+    sessions,
+)
 
 
 @pytest.fixture

@@ -7,10 +7,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.unit.cli.helpers import agent_dir, edit_json, run_clean, run_crashed, run_interrupted, sessions
 
 from elsai.session.check import Problem, check_session
 from elsai.session.storage import FileStorage
+from tests.unit.cli.helpers import (
+    agent_dir,
+    edit_json,
+    run_clean,
+    run_crashed,
+    run_interrupted,
+    sessions,
+)
 
 
 @pytest.fixture

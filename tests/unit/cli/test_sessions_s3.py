@@ -11,9 +11,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from tests.unit.cli.helpers import agent, cli_env, elsai, finish, run_clean, run_crashed, start_tail
 
 from elsai.session import S3SessionManager
+from tests.unit.cli.helpers import agent, cli_env, elsai, finish, run_clean, run_crashed, start_tail
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.support.messages import assistant, results_of, tool_use, uses_of
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -20,6 +18,8 @@ from elsai.errors import ContextWindowOverflowError
 from elsai.hooks import AfterModelCallEvent
 from elsai.models import ScriptedModel
 from elsai.types import Message
+from tests.support.messages import assistant, results_of, tool_use, uses_of
+from tests.support.transcripts import assert_valid_transcript
 
 
 @tool

@@ -6,7 +6,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from tests.support.messages import assistant, last_request_results, text_of_result, tool_use
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -22,6 +21,7 @@ from elsai.hooks import (
     MessageAddedEvent,
 )
 from elsai.models import ScriptedModel
+from tests.support.messages import assistant, last_request_results, text_of_result, tool_use
 
 ALL_EVENTS = [
     BeforeInvocationEvent,

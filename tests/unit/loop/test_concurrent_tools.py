@@ -8,14 +8,14 @@ import time
 from typing import Any
 
 import pytest
-from tests.support.messages import assistant, last_request_results, tool_use
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
 from elsai.agent.stream_events import ToolEndEvent
 from elsai.models import ScriptedModel
 from elsai.tools.executor import ConcurrentToolExecutor, SequentialToolExecutor, ToolExecutor
+from tests.support.messages import assistant, last_request_results, tool_use
+from tests.support.transcripts import assert_valid_transcript
 
 # Delays in request order: the first call is the slowest, so completion order is reversed.
 DELAYS = {"c1": 0.6, "c2": 0.4, "c3": 0.2}

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from tests.support.messages import assistant, tool_use
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, AgentResult, tool
 from elsai.errors import ScriptExhaustedError
 from elsai.models import ScriptedModel
+from tests.support.messages import assistant, tool_use
+from tests.support.transcripts import assert_valid_transcript
 
 
 @tool

@@ -11,11 +11,10 @@ import time
 import tracemalloc
 from typing import Any
 
-from tests.support.transcripts import assert_valid_transcript
-
 from elsai import Agent, tool
 from elsai.conversation import SlidingWindowConversationManager
 from elsai.models import ScriptedModel
+from tests.support.transcripts import assert_valid_transcript
 
 CYCLES = 10_000
 EARLY, LATE = 2_000, CYCLES - 1

@@ -6,15 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.messages import assistant, tool_use
 from pydantic import BaseModel
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
 from elsai.models import ScriptedModel
 from elsai.session import FileSessionManager
 from elsai.types import parse_tool_choice
+from tests.support.messages import assistant, tool_use
+from tests.support.transcripts import assert_valid_transcript
 
 
 @tool

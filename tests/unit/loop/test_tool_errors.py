@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.messages import assistant, last_request_results, text_of_result, tool_use
-from tests.support.transcripts import assert_valid_transcript
-
 from elsai import Agent, tool
 from elsai.errors import ToolError
 from elsai.models import ScriptedModel
 from elsai.tools import AgentTool, ToolContext
 from elsai.types import ToolResult, ToolSpec, ToolUse
+from tests.support.messages import assistant, last_request_results, text_of_result, tool_use
+from tests.support.transcripts import assert_valid_transcript
 
 
 @tool

@@ -12,14 +12,13 @@ import json
 import pathlib
 from typing import Any
 
-from tests.support.messages import assistant, results_of, tool_use
-
 from elsai import Agent, AgentConfig
 from elsai.hooks import HookRegistry, MessageAddedEvent
 from elsai.loop.events import MessageAddedStreamEvent
 from elsai.loop.messages import INTERRUPTED_TOOL_TEXT
 from elsai.models.scripted import ScriptedModel
 from elsai.session import FileSessionManager
+from tests.support.messages import assistant, results_of, tool_use
 
 SEED: list[Any] = [
     {"role": "user", "content": [{"text": "charge order 7"}]},

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
-from tests.unit.models.helpers import MockAPI, Reply, Sleeps, anthropic_sse
 
 from elsai.models.anthropic import DEFAULT_MODEL_ID, AnthropicModel
 from elsai.models.base import ModelRequest
+from tests.unit.models.helpers import MockAPI, Reply, Sleeps, anthropic_sse
 
 HELLO = ModelRequest(messages=[{"role": "user", "content": [{"text": "hello"}]}])
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 import openai
-from tests.unit.models.helpers import MockAPI, Reply, Sleeps
 
 from elsai.models.base import ModelRequest
 from elsai.models.openai import OpenAIModel
+from tests.unit.models.helpers import MockAPI, Reply, Sleeps
 
 HELLO = ModelRequest(messages=[{"role": "user", "content": [{"text": "hello"}]}])
 

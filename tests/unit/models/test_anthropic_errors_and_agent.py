@@ -6,6 +6,12 @@ import asyncio
 from typing import Any
 
 import pytest
+
+from elsai import Agent, tool
+from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
+from elsai.models.base import (
+    TextDelta,
+)
 from tests.unit.models.anthropic_helpers import (
     HELLO,
     MESSAGE_START,
@@ -25,12 +31,6 @@ from tests.unit.models.helpers import (
     collect,
     collect_until_error,
     fixture,
-)
-
-from elsai import Agent, tool
-from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
-from elsai.models.base import (
-    TextDelta,
 )
 
 

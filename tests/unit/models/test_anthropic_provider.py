@@ -8,6 +8,17 @@ import sys
 from typing import Any
 
 import pytest
+
+from elsai.models.base import (
+    BlockStop,
+    ModelRequest,
+    ModelStop,
+    ReasoningDelta,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
+from elsai.types import Message, ToolSpec
 from tests.unit.models.anthropic_helpers import (
     HELLO,
     AnthropicModel,
@@ -20,17 +31,6 @@ from tests.unit.models.helpers import (
     collect,
     fixture,
 )
-
-from elsai.models.base import (
-    BlockStop,
-    ModelRequest,
-    ModelStop,
-    ReasoningDelta,
-    TextDelta,
-    ToolInputDelta,
-    ToolUseStart,
-)
-from elsai.types import Message, ToolSpec
 
 PNG = b"\x89PNG\r\n\x1a\n-not-really-a-png"
 WEATHER: ToolSpec = {

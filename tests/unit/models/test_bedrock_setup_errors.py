@@ -6,12 +6,19 @@ import logging
 from pathlib import Path
 
 import pytest
-from tests.unit.models.test_bedrock import BASIC, USER, client_error, collect, make_model, text_stream
 
 from elsai import Agent
 from elsai.errors import ModelConfigurationError, ModelError
 from elsai.models import BedrockModel
 from elsai.models.base import ModelRequest
+from tests.unit.models.test_bedrock import (
+    BASIC,
+    USER,
+    client_error,
+    collect,
+    make_model,
+    text_stream,
+)
 
 
 @pytest.fixture

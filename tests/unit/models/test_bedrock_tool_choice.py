@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.unit.models.test_bedrock import make_model, text_stream
-
 from elsai import Agent, tool
+from tests.unit.models.test_bedrock import make_model, text_stream
 
 
 @tool

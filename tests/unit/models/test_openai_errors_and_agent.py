@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from tests.unit.models.openai_helpers import HELLO, chunk, error, make
+
+from elsai import Agent, tool
+from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
+from elsai.models.base import (
+    TextDelta,
+)
 from tests.unit.models.helpers import (
     Reply,
     assemble,
@@ -12,12 +17,7 @@ from tests.unit.models.helpers import (
     fixture,
     openai_sse,
 )
-
-from elsai import Agent, tool
-from elsai.errors import ContextWindowOverflowError, ModelError, ModelThrottledError
-from elsai.models.base import (
-    TextDelta,
-)
+from tests.unit.models.openai_helpers import HELLO, chunk, error, make
 
 
 def test_rate_limit_is_retried_with_backoff_then_succeeds() -> None:

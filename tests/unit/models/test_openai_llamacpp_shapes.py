@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 
-from tests.unit.models.openai_helpers import HELLO, make
-from tests.unit.models.helpers import Reply, assemble, collect, collect_until_error, fixture
-
 from elsai import Agent, tool
 from elsai.errors import ModelError
 from elsai.models.base import ModelRequest, TextDelta, ToolInputDelta, ToolUseStart
+from tests.unit.models.helpers import Reply, assemble, collect, collect_until_error, fixture
+from tests.unit.models.openai_helpers import HELLO, make
 
 POPULATION = {
     "name": "population",

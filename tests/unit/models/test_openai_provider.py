@@ -8,15 +8,6 @@ import sys
 from typing import Any
 
 import pytest
-from tests.unit.models.openai_helpers import HELLO, OpenAIModel, chunk, make, openai
-from tests.unit.models.helpers import (
-    MockAPI,
-    Reply,
-    assemble,
-    collect,
-    fixture,
-    openai_sse,
-)
 
 from elsai.models.base import (
     BlockStop,
@@ -28,6 +19,15 @@ from elsai.models.base import (
     ToolUseStart,
 )
 from elsai.types import Message, ToolSpec
+from tests.unit.models.helpers import (
+    MockAPI,
+    Reply,
+    assemble,
+    collect,
+    fixture,
+    openai_sse,
+)
+from tests.unit.models.openai_helpers import HELLO, OpenAIModel, chunk, make, openai
 
 PNG = b"\x89PNG\r\n\x1a\n-not-really-a-png"
 PNG_URL = "data:image/png;base64," + base64.b64encode(PNG).decode()

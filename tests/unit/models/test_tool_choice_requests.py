@@ -6,13 +6,12 @@ Forced on the first call only, the second request (answering the tool results) c
 
 from __future__ import annotations
 
-from tests.unit.models import anthropic_helpers
-from tests.unit.models import openai_helpers
 import pytest
-from tests.unit.models.helpers import Reply, fixture
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
+from tests.unit.models import anthropic_helpers, openai_helpers
+from tests.unit.models.helpers import Reply, fixture
 
 
 @tool

@@ -1,6 +1,6 @@
-"""Child process for the real-process crash tests (run by test_multiagent_crash.py).
+"""Child process for the real-process crash tests (run by test_crash.py, from the repo root).
 
-    python multiagent_crash_child.py <scenario> <phase> <storage_dir> <ledger_file>
+    python -m tests.unit.multiagent.crash_child <scenario> <phase> <storage_dir> <ledger_file>
 
 Phase 1 builds the orchestrator and dies (SIGKILL inside a tool, or os._exit right before a
 multi_agent.json write). Phase 2 rebuilds everything with the same ids, runs it to the end
@@ -17,22 +17,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-from tests.unit.multiagent.helpers import HookedStorage, agent, handoff, model_of, tool_call  # noqa: E402
-
-from elsai import Agent, tool  # noqa: E402
-from elsai.models.base import ModelRequest  # noqa: E402
-from elsai.multiagent import GraphBuilder, MultiAgentResult, Swarm  # noqa: E402
-from elsai.session import FileSessionManager  # noqa: E402
+from elsai import Agent, tool
+from elsai.models.base import ModelRequest
+from elsai.multiagent import GraphBuilder, MultiAgentResult, Swarm
+from elsai.session import FileSessionManager
+from tests.unit.multiagent.helpers import HookedStorage, agent, handoff, model_of, tool_call
 
 SESSION = "job-9"
 RESEARCH_NOTE = "Research note: Sunny, 72F in Paris."
 
 
 # This proof kills node 2 inside its tool and expects its after_model bookmark durable: that
-# bookmark in line (overlapped, a kill before it lands is covered by tests/crash/
-# test_crash_overlap_tool.py). A class default, in this child process only.
+# bookmark in line (overlapped, a kill before it lands is covered by tests/system/crash/
+# test_overlap_tool.py). A class default, in this child process only.
 FileSessionManager.overlap_after_model = False
 
 

@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.multiagent.helpers import read_bookmark, read_cursor, stored_messages
-from tests.support.transcripts import assert_valid_transcript
 
-CHILD = Path(__file__).with_name("multiagent_crash_child.py")
+from tests.support.transcripts import assert_valid_transcript
+from tests.unit.multiagent.helpers import read_bookmark, read_cursor, stored_messages
+
+ROOT = Path(__file__).resolve().parents[3]
+CHILD = "tests.unit.multiagent.crash_child"
 SESSION = "job-9"
 
 
@@ -29,7 +31,8 @@ def run_child(
     scenario: str, phase: int, store: Path, ledger: Path
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(CHILD), scenario, str(phase), str(store), str(ledger)],
+        [sys.executable, "-m", CHILD, scenario, str(phase), str(store), str(ledger)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.unit.multiagent.helpers import agent
 
 from elsai.multiagent import GraphBuilder
 from elsai.session import FileSessionManager
+from tests.unit.multiagent.helpers import agent
 
 
 def two_nodes() -> GraphBuilder:

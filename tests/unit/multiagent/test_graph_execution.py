@@ -6,12 +6,11 @@ import asyncio
 import time
 from typing import Any
 
-from tests.unit.multiagent.helpers import agent, model_of, request_text, tool_call
-
 from elsai import tool
 from elsai.hooks import BeforeInvocationEvent
 from elsai.multiagent import GraphBuilder, GraphResult, GraphState, Status
 from elsai.tools import ToolContext
+from tests.unit.multiagent.helpers import agent, model_of, request_text, tool_call
 
 
 def test_parallel_fan_out_overlaps_and_fan_in_waits_for_both() -> None:
@@ -235,9 +234,8 @@ def test_reset_on_revisit_gives_a_fresh_conversation() -> None:
 
 
 def test_swarm_as_a_graph_node() -> None:
-    from tests.unit.multiagent.helpers import handoff
-
     from elsai.multiagent import Swarm
+    from tests.unit.multiagent.helpers import handoff
 
     prep = agent("prep", ["prepared"])
     s1 = agent("s1", [handoff("h1", "s2", "finish it")])

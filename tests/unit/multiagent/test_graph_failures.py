@@ -7,11 +7,11 @@ import logging
 from pathlib import Path
 
 import pytest
-from tests.unit.multiagent.helpers import agent, model_of, tool_call
 
 from elsai import tool
 from elsai.multiagent import GraphBuilder, Status
 from elsai.session import FileSessionManager
+from tests.unit.multiagent.helpers import agent, model_of, tool_call
 
 
 @tool

@@ -1,5 +1,5 @@
 """Graph persistence: the cursor in multi_agent.json, and continuing a run after a crash,
-an interrupt or a pause (crashes simulated in-process; real processes in test_multiagent_crash)."""
+an interrupt or a pause (crashes simulated in-process; real processes in test_crash)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from elsai import tool
+from elsai.multiagent import Graph, GraphBuilder, MultiAgentBase, MultiAgentResult, Status
+from elsai.session import FileSessionManager, SessionConflictError, SessionCorruptError
+from elsai.tools import ToolContext
+from tests.support.transcripts import assert_valid_transcript
 from tests.unit.multiagent.helpers import (
     Crash,
     HookedStorage,
@@ -19,12 +25,6 @@ from tests.unit.multiagent.helpers import (
     stored_messages,
     tool_call,
 )
-from tests.support.transcripts import assert_valid_transcript
-
-from elsai import tool
-from elsai.multiagent import Graph, GraphBuilder, MultiAgentBase, MultiAgentResult, Status
-from elsai.session import FileSessionManager, SessionConflictError, SessionCorruptError
-from elsai.tools import ToolContext
 
 
 class Ledger:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.unit.multiagent.helpers import model_of, read_cursor, request_text, stored_messages, tool_call
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -14,6 +12,14 @@ from elsai.checkpoint import CheckpointConfig
 from elsai.models import ScriptedModel
 from elsai.multiagent import GraphBuilder
 from elsai.session import FileSessionManager
+from tests.support.transcripts import assert_valid_transcript
+from tests.unit.multiagent.helpers import (
+    model_of,
+    read_cursor,
+    request_text,
+    stored_messages,
+    tool_call,
+)
 
 
 def test_spec_graph_example_dual_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

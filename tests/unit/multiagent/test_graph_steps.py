@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.multiagent.helpers import agent, read_cursor, tool_call
 
 from elsai import tool
 from elsai.multiagent import GraphBuilder, Status, Swarm
@@ -19,6 +18,7 @@ from elsai.multiagent.graph.steps import GraphSteps
 from elsai.multiagent.step_types import OrchestratorSteps
 from elsai.multiagent.swarm.steps import SwarmSteps
 from elsai.session import FileSessionManager
+from tests.unit.multiagent.helpers import agent, read_cursor, tool_call
 
 
 @tool

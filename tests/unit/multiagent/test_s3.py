@@ -7,7 +7,6 @@ from typing import Any
 
 import boto3
 import pytest
-from tests.unit.multiagent.helpers import Crash, handoff, model_of, tool_call
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -15,6 +14,7 @@ from elsai.checkpoint import CheckpointConfig
 from elsai.models import ScriptedModel
 from elsai.multiagent import GraphBuilder, Swarm
 from elsai.session import S3SessionManager
+from tests.unit.multiagent.helpers import Crash, handoff, model_of, tool_call
 
 
 @pytest.fixture

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.unit.multiagent.helpers import agent, handoff, model_of, request_text, tool_call
 
 from elsai import tool
 from elsai.multiagent import Status, Swarm
+from tests.unit.multiagent.helpers import agent, handoff, model_of, request_text, tool_call
 
 
 def test_handoff_chain_a_b_c_with_shared_context() -> None:

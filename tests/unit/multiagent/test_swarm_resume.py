@@ -6,6 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from elsai import tool
+from elsai.multiagent import Status, Swarm
+from elsai.session import FileSessionManager
+from elsai.tools import ToolContext
+from tests.support.transcripts import assert_valid_transcript
 from tests.unit.multiagent.helpers import (
     Crash,
     HookedStorage,
@@ -16,12 +22,6 @@ from tests.unit.multiagent.helpers import (
     stored_messages,
     tool_call,
 )
-from tests.support.transcripts import assert_valid_transcript
-
-from elsai import tool
-from elsai.multiagent import Status, Swarm
-from elsai.session import FileSessionManager
-from elsai.tools import ToolContext
 
 
 def make_publish(runs: list[str], crash_on_first: bool) -> Any:

@@ -17,7 +17,6 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from botocore.config import Config
-from tests.system.serverless.helpers import assert_valid_conversation
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -27,6 +26,7 @@ from elsai.models.base import ModelRequest
 from elsai.serverless import DeadlinePolicy, SliceRequest, run_slice
 from elsai.session import FileSessionManager, keys
 from elsai.types import tool_results
+from tests.system.serverless.helpers import assert_valid_conversation
 
 
 class ReadTimeoutScriptedModel(ScriptedModel):

@@ -1,6 +1,6 @@
 """The storage contract, checked against both backends, plus each backend's own promises.
 
-The `storage` fixture (tests/session/conftest.py) runs contract tests on FileStorage in a temp
+The `storage` fixture (tests/unit/session/conftest.py) runs contract tests on FileStorage in a temp
 directory and on S3Storage against a moto server reached through `AWS_ENDPOINT_URL_S3`.
 """
 

@@ -14,8 +14,6 @@ from typing import Any
 
 import boto3
 import pytest
-from tests.unit.session.botocore_faults import PUT_EVENT, InFlight409, LostResponses
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -32,6 +30,8 @@ from elsai.session.storage import (
 )
 from elsai.session.storage.s3 import IN_FLIGHT_RETRIES
 from tests.support.messages import uses_of
+from tests.support.transcripts import assert_valid_transcript
+from tests.unit.session.botocore_faults import PUT_EVENT, InFlight409, LostResponses
 
 SESSION, AGENT = "lost-responses", "worker"
 RUNS, TOOL_CYCLES = 9, 8

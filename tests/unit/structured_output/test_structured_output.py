@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.support.messages import assistant, last_request_results, text_of_result, tool_use
 from pydantic import BaseModel, Field
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
 from elsai.errors import StructuredOutputError
 from elsai.models import ScriptedModel
+from tests.support.messages import assistant, last_request_results, text_of_result, tool_use
+from tests.support.transcripts import assert_valid_transcript
 
 
 class Weather(BaseModel):

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.support.transcripts import assert_valid_transcript
 
 from elsai import Agent, tool
 from elsai.agent import AgentConfig
@@ -22,6 +21,7 @@ from elsai.tools import AgentTool, FunctionTool, ToolContext
 from elsai.tools.timeout import TimeoutTool, with_default_timeout
 from elsai.types import ToolResult, ToolSpec, ToolUse
 from tests.support.messages import assistant, results_of, tool_use
+from tests.support.transcripts import assert_valid_transcript
 
 
 @pytest.fixture

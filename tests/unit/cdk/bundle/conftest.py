@@ -17,9 +17,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.unit.cdk.bundle.lambda_run import REPO_ROOT  # noqa: E402
 
 from infra.cold_start import find_python312
+from tests.unit.cdk.bundle.lambda_run import REPO_ROOT  # noqa: E402
 
 RUNTIME_CACHE = REPO_ROOT / ".cache" / "lambda-runtime"
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")

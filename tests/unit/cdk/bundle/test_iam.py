@@ -16,6 +16,13 @@ from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
+from moto.core.authorization import enable_iam_authentication
+
+from elsai import aws_clients
+from elsai.local.definition import state_machine_logical_id
+from elsai.local.template import load_service
+from elsai.session import keys
 from tests.unit.cdk.bundle.iam_helpers import (
     ACCOUNT,
     REGION,
@@ -25,13 +32,6 @@ from tests.unit.cdk.bundle.iam_helpers import (
     user_with_policy,
     without_action,
 )
-from moto import mock_aws
-from moto.core.authorization import enable_iam_authentication
-
-from elsai import aws_clients
-from elsai.local.definition import state_machine_logical_id
-from elsai.local.template import load_service
-from elsai.session import keys
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
 EVENTS = REPO_ROOT / "tests" / "api" / "events"

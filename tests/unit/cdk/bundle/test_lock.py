@@ -7,11 +7,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from tests.unit.cdk.bundle.lambda_run import FLOOR, REPO_ROOT
 
 from elsai.cdk import bundling
-
-DEV_CONSTRAINTS = REPO_ROOT / "locks" / "dev.txt"
 from elsai.cdk.lock import (
     LOCK_FILE,
     botocore_services,
@@ -20,6 +17,9 @@ from elsai.cdk.lock import (
     normalize,
     unsatisfied,
 )
+from tests.unit.cdk.bundle.lambda_run import FLOOR, REPO_ROOT
+
+DEV_CONSTRAINTS = REPO_ROOT / "locks" / "dev.txt"
 
 
 def _installed(site: Path) -> dict[str, str]:

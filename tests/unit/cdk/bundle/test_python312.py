@@ -15,10 +15,10 @@ from pathlib import Path
 
 import boto3
 import pytest
-from tests.unit.cdk.bundle.lambda_run import BELOW_FLOOR, FLOOR, run_agent_handler
 
 from elsai.cdk.lock import locked_versions
 from elsai.session import keys
+from tests.unit.cdk.bundle.lambda_run import BELOW_FLOOR, FLOOR, run_agent_handler
 
 pytestmark = pytest.mark.slow
 

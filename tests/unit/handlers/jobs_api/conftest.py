@@ -15,6 +15,8 @@ from typing import Any
 
 import boto3
 import pytest
+from moto import mock_aws
+
 from tests.unit.handlers.jobs_api.helpers import (
     ACCOUNT,
     AGENT_ARN,
@@ -25,7 +27,6 @@ from tests.unit.handlers.jobs_api.helpers import (
     Api,
     FakeContext,
 )
-from moto import mock_aws
 
 # Read when the handler modules are imported (module-level Tracer).
 os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")

@@ -8,10 +8,17 @@ import random
 from typing import Any
 
 import pytest
-from tests.unit.handlers.jobs_api.helpers import BUCKET, INTERRUPTS, Api, Reply, make_event, wait_until
-from tests.unit.handlers.jobs_api.test_fuzz import SEED, WEIRD_STRINGS, _random_text, assert_refused
 
 from elsai.session import keys
+from tests.unit.handlers.jobs_api.helpers import (
+    BUCKET,
+    INTERRUPTS,
+    Api,
+    Reply,
+    make_event,
+    wait_until,
+)
+from tests.unit.handlers.jobs_api.test_fuzz import SEED, WEIRD_STRINGS, _random_text, assert_refused
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from tests.unit.handlers.jobs_api.helpers import Api, FakeContext, Reply, make_event
 
 SEED = 20_260_501

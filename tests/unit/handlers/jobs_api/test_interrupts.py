@@ -10,9 +10,9 @@ import json
 from typing import Any
 
 import pytest
-from tests.unit.handlers.jobs_api.helpers import BUCKET, INTERRUPTS, Api, load_event, wait_until
 
 from elsai.session import keys
+from tests.unit.handlers.jobs_api.helpers import BUCKET, INTERRUPTS, Api, load_event, wait_until
 
 # The agent handler's park step publishes no metrics; Powertools warns about that.
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")

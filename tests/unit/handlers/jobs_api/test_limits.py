@@ -7,10 +7,10 @@ import random
 import re
 
 import pytest
-from tests.unit.handlers.jobs_api.helpers import Api
 
 from elsai.serverless import limits
 from elsai.session import keys
+from tests.unit.handlers.jobs_api.helpers import Api
 
 ALLOWED = "".join(c for c in map(chr, range(32, 127)) if re.fullmatch(f"[{limits.ID_CHARS}]", c))
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.unit.handlers.jobs_api.helpers import EVENTS, Api, load_event, make_event
 from botocore.exceptions import ClientError
 from elsai_lambdas.jobs_api import aws as jobs_aws
+
+from tests.unit.handlers.jobs_api.helpers import EVENTS, Api, load_event, make_event
 
 
 def test_sam_fixtures_are_rest_proxy_events_for_the_deployed_routes() -> None:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.unit.handlers.jobs_api.helpers import BUCKET, Api, load_event
-
 from elsai.agent import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.session import S3SessionManager
+from tests.unit.handlers.jobs_api.helpers import BUCKET, Api, load_event
 
 
 def _agent(session_id: str, agent_id: str) -> Any:

@@ -12,13 +12,13 @@ from typing import Any
 
 import botocore.session
 import pytest
-from tests.unit.handlers.jobs_api.helpers import REGION, Api
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
 from elsai.cli.jobs.client import ApiError, JobsClient
 from elsai.local.api import JobsApiMixin
 from elsai.local.http import LocalHttpApi
+from tests.unit.handlers.jobs_api.helpers import REGION, Api
 
 
 class _Bridge(JobsApiMixin):

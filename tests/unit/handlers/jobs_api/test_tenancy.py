@@ -12,12 +12,12 @@ import json
 from typing import Any
 
 import pytest
-from tests.unit.handlers.jobs_api.helpers import ACCOUNT, BUCKET, Api, Reply, make_event, wait_until
 
 from elsai.agent import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
 from elsai.serverless.scoped import job_owner_tag, job_storage_prefix
 from elsai.session import S3SessionManager, keys
+from tests.unit.handlers.jobs_api.helpers import ACCOUNT, BUCKET, Api, Reply, make_event, wait_until
 
 ALICE = f"arn:aws:sts::{ACCOUNT}:assumed-role/app-users/alice"
 BOB = f"arn:aws:sts::{ACCOUNT}:assumed-role/app-users/bob"

@@ -16,7 +16,7 @@ import pytest
 
 from elsai.tools.mcp import MCPClient
 
-SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
+SERVER = str(Path(__file__).with_name("server.py"))
 
 
 def free_port() -> int:

@@ -1,6 +1,6 @@
 """Crash-test child: an agent whose only tool is an MCP server's `record`, killed mid call.
 
-Run as `python mcp_crash_child.py '<json args>'` with keys: backend ("file"|"s3"), where (a
+Run as `python crash_child.py '<json args>'` with keys: backend ("file"|"s3"), where (a
 directory or a bucket), log and block (the server's MCP_TEST_LOG / MCP_TEST_BLOCK files).
 The agent is rebuilt the same way every time (same ids, same client config), as a restarted
 worker would. It prints one JSON line with the AgentResult flags and its tool names.
@@ -22,7 +22,7 @@ from elsai.session import FileSessionManager, S3SessionManager
 from elsai.session.manager import SessionManager
 from elsai.tools.mcp import MCPClient
 
-SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
+SERVER = str(Path(__file__).with_name("server.py"))
 SESSION_ID, AGENT_ID = "mcp-job-1", "mcp-worker"
 FINAL = "order 42 recorded"
 

@@ -1,6 +1,6 @@
 """A real MCP server for the tests, written with the `mcp` package's server API.
 
-Run as `python mcp_test_server.py stdio` or `python mcp_test_server.py http <port>`.
+Run as `python server.py stdio` or `python server.py http <port>`.
 Every call is logged as one JSON line to the file named by MCP_TEST_LOG (O_APPEND + fsync, so
 a line written right before a kill survives it): tool, phase (start/end), the `_meta`
 idempotency key the client sent, the toolUseId and the pid.

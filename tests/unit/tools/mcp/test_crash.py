@@ -23,7 +23,7 @@ import pytest
 from tests.system.crash.crash_harness import child_env
 from tests.unit.tools.mcp.conftest import read_log, wait_for
 
-CHILD = str(Path(__file__).with_name("mcp_crash_child.py"))
+CHILD = str(Path(__file__).with_name("crash_child.py"))
 
 
 def bookmark(backend: str, where: str) -> dict[str, Any]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.unit.tools.mcp.server import PNG_1X1
-
 from elsai import Agent
 from elsai.agent import AgentConfig
 from elsai.models import ScriptedModel
@@ -14,6 +12,7 @@ from elsai.session import FileSessionManager
 from elsai.tools.context import ToolContext
 from elsai.tools.mcp import MCPClient, MCPTool
 from tests.unit.tools.mcp.conftest import read_log
+from tests.unit.tools.mcp.server import PNG_1X1
 
 
 def use(*calls: tuple[str, str, dict[str, Any]]) -> dict[str, Any]:
