@@ -34,7 +34,7 @@ def stack(
     here = request.path.parent
     ledger = tmp_path_factory.mktemp(here.name) / "ledger.jsonl"
     runtime = LocalRuntime(
-        root=ROOT,
+        project=ROOT,
         agent_factory=AGENT_FACTORIES[here.name],
         fast_retries=True,
         pythonpath=(str(here),),

@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 @pytest.fixture(scope="module")
 def cold_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
     ledger = tmp_path_factory.mktemp("cold") / "ledger.jsonl"
-    with LocalRuntime(root=HERE.parents[2], agent_factory="serverless_agents:build_agent", fast_retries=True,
+    with LocalRuntime(project=HERE.parents[2], agent_factory="serverless_agents:build_agent", fast_retries=True,
                       pythonpath=(str(HERE),), child_env={"AGENT_LEDGER": str(ledger)}, preloaded=False) as rt:  # fmt: skip
         yield LocalStack(rt, ledger)
 
