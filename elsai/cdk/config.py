@@ -15,7 +15,7 @@ FALLBACK_MODEL_ID = "us.anthropic.claude-sonnet-4-6"
 MAX_LAMBDA_TIMEOUT_SECONDS = 900
 
 # A Standard execution holds at most 25,000 history events. Measured on the synthesized
-# definition (tests/infra/test_infra_handoff.py pins these): a slice costs 11 events, each
+# definition (tests/unit/cdk/test_continuation.py pins these): a slice costs 11 events, each
 # retry of a task 3 more, an interrupt round (park + answer + resume) 6 more. A job continues
 # in a new execution (its continuation) before the worst case of these could reach the cap.
 HISTORY_EVENT_CAP = 25_000

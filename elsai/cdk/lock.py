@@ -35,7 +35,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent  # elsai/cdk
 HANDLERS_DIR = _handlers_dir()
 LOCK_FILE = HANDLERS_DIR / "lock-py312.txt"
 # The botocore service models kept when the project has no [tool.elsai.lambda-bundle] table;
-# tests/bundle pins this to this repository's pyproject.toml list.
+# tests/unit/cdk pins this to this repository's pyproject.toml list.
 DEFAULT_BOTOCORE_SERVICES = ("bedrock-runtime", "s3", "stepfunctions", "sts", "xray")
 
 # Imported by the handlers but in no pyproject extra: Powertools' Tracer imports

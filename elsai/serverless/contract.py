@@ -5,7 +5,7 @@ local runtime (``elsai.local``) all import from here: the action each task sends
 and result model of every step, the statuses the machine's Choice states branch on, and the
 error names its Retry and Catch lists match. Error names the handler raises are derived from
 the exception classes (the Lambda runtime reports a class's ``__name__`` as the error), so a
-renamed class renames its entry in the machine. ``tests/infra/test_infra_contract.py`` checks
+renamed class renames its entry in the machine. ``tests/unit/cdk/test_contract.py`` checks
 the synthesized machine against these.
 
 The CDK constructs name the handlers by module path (below); the bundle and the local runtime

@@ -1,0 +1,195 @@
+"""Graph and Swarm factories for the multi-agent serverless tests (imported by the Lambda children).
+
+Every Lambda rebuilds the orchestrator from scratch, so each scripted model decides its turn
+from the conversation it is given (stateless), never from a call counter. `build_agent` picks
+the job's shape by the job's agent_id:
+- "graph": researcher -> (writer_a, writer_b in parallel) -> editor;
+- "graph-fail": researcher -> broken (its model always raises);
+- "graph-ask": drafter -> approver (its tool asks a human through an interrupt);
+- "swarm": triage -> specialist -> closer, by two handoffs;
+- "swarm-ask": triage hands off to an approver that asks a human.
+Each tool run appends one line to the ledger named by AGENT_LEDGER (node, tool, start/end times),
+so tests count side effects across killed and retried processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from elsai import Agent, tool
+from elsai.agent import AgentConfig
+from elsai.models import ScriptedModel
+from elsai.models.base import ModelRequest
+from elsai.multiagent import GraphBuilder, Swarm
+from elsai.serverless import node_config
+from elsai.tools import ToolContext
+from elsai.types import text_of, tool_results
+
+Turn = Callable[[ModelRequest], dict[str, Any] | str]
+
+
+def _ledger(entry: dict[str, Any]) -> None:
+    fd = os.open(os.environ["AGENT_LEDGER"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:  # one write() on an O_APPEND fd: complete even if the process is killed right after
+        os.write(fd, (json.dumps(entry) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+@tool
+def work(step: str, ctx: ToolContext) -> str:
+    """Do one step of a node's work (a side effect in the ledger).
+
+    Args:
+        step: Which step.
+    """
+    started = time.time()
+    time.sleep(float(os.environ.get("MA_TOOL_SECONDS", "0.3")))
+    _ledger({"tool": "work", "node": ctx.agent.agent_id, "step": step, "session_id": ctx.agent.session_id,
+             "tool_use_id": ctx.tool_use_id, "pid": os.getpid(), "start": started, "end": time.time()})  # fmt: skip
+    return f"{step} done"
+
+
+@tool
+def ask_approval(draft: str, ctx: ToolContext) -> str:
+    """Ask a human to approve the draft.
+
+    Args:
+        draft: What to approve.
+    """
+    decision = ctx.interrupt("approve_draft", {"draft": draft})
+    _ledger({"tool": "ask_approval", "node": ctx.agent.agent_id, "decision": decision,
+             "session_id": ctx.agent.session_id, "pid": os.getpid()})  # fmt: skip
+    return f"human said {decision}"
+
+
+def _results(request: ModelRequest) -> list[str]:
+    return [
+        " ".join(b.get("text", "") for b in r["content"])
+        for m in request.messages
+        if m["role"] == "user"
+        for r in tool_results(m)
+    ]
+
+
+def _call(name: str, tool_name: str, n: int, **inputs: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": [
+        {"toolUse": {"toolUseId": f"{name}-{tool_name}-{n}", "name": tool_name, "input": inputs}}
+    ]}  # fmt: skip
+
+
+def worker(name: str, steps: int = 1, answer: str | None = None) -> Turn:
+    """`steps` work calls (one per cycle), then an answer naming the node and its results."""
+
+    def turn(request: ModelRequest) -> dict[str, Any] | str:
+        done = _results(request)
+        if len(done) < steps:
+            return _call(name, "work", len(done) + 1, step=f"{name}-{len(done) + 1}")
+        return answer or f"[{name}: {'; '.join(done)}]"
+
+    return turn
+
+
+def editor_turn(request: ModelRequest) -> str:
+    prompt = text_of(request.messages[0])
+    parts = sorted(p.strip("[]") for p in prompt.split("\n") if p.startswith("[writer"))
+    return "EDITED(" + " | ".join(parts) + ")"
+
+
+def broken_turn(request: ModelRequest) -> str:
+    raise RuntimeError("the printer is on fire")
+
+
+def approver_turn(request: ModelRequest) -> dict[str, Any] | str:
+    done = _results(request)
+    if not done:
+        return _call("approver", "ask_approval", 1, draft="the draft")
+    return f"approved: {done[-1]}"
+
+
+def handoff_turn(name: str, to: str, work_first: bool = False) -> Turn:
+    def turn(request: ModelRequest) -> dict[str, Any] | str:
+        done = _results(request)
+        if work_first and not done:
+            return _call(name, "work", 1, step=f"{name}-1")
+        if not any("Handed off" in d or "handed" in d.lower() for d in done):
+            return _call(
+                name, "handoff_to_agent", len(done) + 1, agent_name=to, message=f"{name} says go"
+            )
+        return f"{name} handed off"
+
+    return turn
+
+
+def _agent(config: AgentConfig, name: str, turn: Turn, tools: list[Any] | None = None) -> Agent:
+    model = ScriptedModel([turn] * 200, record=False)
+    return Agent(
+        model=model, tools=tools if tools is not None else [work], config=node_config(config, name)
+    )
+
+
+def _graph(config: AgentConfig, nodes: dict[str, Agent], edges: list[tuple[str, str]]) -> Any:
+    builder = GraphBuilder()
+    for name, agent in nodes.items():
+        builder.add_node(agent, name)
+    for a, b in edges:
+        builder.add_edge(a, b)
+    assert config.session_manager is not None
+    return builder.set_session_manager(config.session_manager).build()
+
+
+def build_agent(config: AgentConfig) -> Any:
+    kind = config.agent_id
+    if kind == "graph":
+        writer_steps = int(os.environ.get("MA_WRITER_STEPS", "2"))
+        nodes = {
+            "researcher": _agent(config, "researcher", worker("researcher")),
+            "writer_a": _agent(config, "writer_a", worker("writer_a", writer_steps)),
+            "writer_b": _agent(config, "writer_b", worker("writer_b", writer_steps)),
+            "editor": _agent(config, "editor", editor_turn, tools=[]),
+        }
+        edges = [
+            ("researcher", "writer_a"),
+            ("researcher", "writer_b"),
+            ("writer_a", "editor"),
+            ("writer_b", "editor"),
+        ]
+        return _graph(config, nodes, edges)
+    if kind == "graph-fail":
+        nodes = {"researcher": _agent(config, "researcher", worker("researcher")),
+                 "broken": _agent(config, "broken", broken_turn)}  # fmt: skip
+        return _graph(config, nodes, [("researcher", "broken")])
+    if kind == "graph-ask":
+        nodes = {"drafter": _agent(config, "drafter", worker("drafter")),
+                 "approver": _agent(config, "approver", approver_turn, tools=[ask_approval])}  # fmt: skip
+        return _graph(config, nodes, [("drafter", "approver")])
+    if kind == "swarm":
+        agents = [
+            _agent(config, "triage", handoff_turn("triage", "specialist")),
+            _agent(config, "specialist", handoff_turn("specialist", "closer", work_first=True)),
+            _agent(config, "closer", worker("closer", 1, answer="closed: all done")),
+        ]
+        assert config.session_manager is not None
+        return Swarm(
+            agents,
+            session_manager=config.session_manager,
+            node_timeout=None,
+            execution_timeout=None,
+        )
+    if kind == "swarm-ask":
+        agents = [
+            _agent(config, "triage", handoff_turn("triage", "approver")),
+            _agent(config, "approver", approver_turn, tools=[ask_approval]),
+        ]
+        assert config.session_manager is not None
+        return Swarm(
+            agents,
+            session_manager=config.session_manager,
+            node_timeout=None,
+            execution_timeout=None,
+        )
+    raise ValueError(f"no multi-agent test job named {kind!r}")
