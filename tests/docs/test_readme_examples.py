@@ -65,7 +65,7 @@ def test_readme_block_runs(name: str, index: int, tmp_path: Path) -> None:
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=420,  # a block may synthesize a CDK app (tens of seconds on a loaded machine)
         env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
     )
     assert out.returncode == 0, f"{name} block {index}:\n{source}\n{out.stderr}"
