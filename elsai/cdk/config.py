@@ -120,6 +120,15 @@ class ElsaiConfig:
     def _check_budgets(self) -> None:
         if self.session_retention_days is not None and self.session_retention_days < 1:
             raise ValueError("sessionRetentionDays must be >= 1 (leave it unset to keep sessions)")
+        wait_days = self.interrupt_wait_seconds / 86_400
+        if self.session_retention_days is not None and self.session_retention_days < wait_days:
+            raise ValueError(
+                f"sessionRetentionDays ({self.session_retention_days}) is shorter than the longest "
+                f"interrupt wait (interruptWaitSeconds={self.interrupt_wait_seconds}, "
+                f"{wait_days:g} days): a session idle while its job waits for a person would be "
+                f"swept. Set sessionRetentionDays >= {-(-self.interrupt_wait_seconds // 86_400)} "
+                "or shorten interruptWaitSeconds"
+            )
         if self.max_concurrent_slices is not None and self.max_concurrent_slices < 1:
             raise ValueError("maxConcurrentSlices must be >= 1 (leave it unset for no cap)")
         if not 1 <= self.throttle_retry_max_attempts <= 20:

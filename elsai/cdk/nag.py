@@ -166,6 +166,12 @@ def _sweeper(stack: ElsaiStack) -> None:
         "The sweeper deletes whole idle sessions: s3:DeleteObject (no version deletes) on "
         "the session_* prefix, whose keys it only learns by listing.",
     )
+    _ack(
+        policy,
+        f"AwsSolutions-IAM5[Resource::{_nag_arn(stack.api.execution_arns)}]",
+        "DescribeExecution on executions of this one state machine (the input names a live "
+        "job's session, which the sweeper keeps); execution names are per job, so '*'.",
+    )
     _ack(policy, "AwsSolutions-IAM5[Resource::*]", XRAY)
     _ack(stack.sweeper.function, "AwsSolutions-L1", RUNTIME)
 

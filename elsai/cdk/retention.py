@@ -3,6 +3,8 @@
 Deployed only when ``sessionRetentionDays`` is set. Its role may list the sessions bucket
 and delete current objects under ``session_*``; it has no ``s3:DeleteObjectVersion``, so the
 noncurrent versions (the undo window of versioning) are left to the bucket's lifecycle rule.
+To keep the session of a live job (running, or waiting for a person) it may list the jobs
+state machine's executions and describe them: read-only, on that one machine.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_s3 as s3
+from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
@@ -20,6 +23,8 @@ from elsai.cdk.function import PythonFunction
 from elsai.serverless.contract import handler_name
 
 SWEEP_ACTIONS = ("s3:DeleteObject",)
+#: Which jobs are live: ListExecutions on the machine, DescribeExecution (its input) on executions.
+LIVE_JOB_ACTIONS = ("states:ListExecutions", "states:DescribeExecution")
 
 
 class RetentionSweeper(Construct):
@@ -32,6 +37,8 @@ class RetentionSweeper(Construct):
         *,
         code: lambda_.Code,
         bucket: s3.IBucket,
+        state_machine: sfn.IStateMachine,
+        execution_arns: str,
         idle_days: int,
         config: ElsaiConfig,
     ) -> None:
@@ -48,6 +55,7 @@ class RetentionSweeper(Construct):
             environment={
                 "ELSAI_SESSIONS_BUCKET": bucket.bucket_name,
                 "ELSAI_SESSION_IDLE_DAYS": str(idle_days),
+                "ELSAI_STATE_MACHINE_ARN": state_machine.state_machine_arn,
                 "POWERTOOLS_SERVICE_NAME": "elsai",
                 "POWERTOOLS_METRICS_NAMESPACE": "elsai",
                 "LOG_LEVEL": config.log_level,
@@ -64,6 +72,16 @@ class RetentionSweeper(Construct):
             grantee=self.function,
             actions=list(SWEEP_ACTIONS),
             resource_arns=[bucket.arn_for_objects("session_*")],
+        )
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=[LIVE_JOB_ACTIONS[0]],
+            resource_arns=[state_machine.state_machine_arn],
+        )
+        iam.Grant.add_to_principal(
+            grantee=self.function,
+            actions=[LIVE_JOB_ACTIONS[1]],
+            resource_arns=[execution_arns],
         )
         self.schedule = events.Rule(
             self,

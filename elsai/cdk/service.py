@@ -155,6 +155,8 @@ class DurableAgentService(Construct):
                 "Retention",
                 code=asset,
                 bucket=self.storage.bucket,
+                state_machine=self.jobs.state_machine,
+                execution_arns=self.api.execution_arns,
                 idle_days=self.config.session_retention_days,
                 config=self.config,
             )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from elsai.interrupt.limits import check_payload
 from elsai.interrupt.model import Interrupt, InterruptError, InterruptSignal
 from elsai.types import ContentBlock, ToolResult
 
@@ -20,6 +21,9 @@ class InterruptState:
         self.responses: dict[str, Any] = {}
         #: Results of tools in the interrupted batch that completed (not re-run on resume).
         self.completed: dict[str, ToolResult] = {}
+        #: Set by a runtime that carries pending interrupts in a small place (None: no cap);
+        #: `pause` refuses larger ones before anything changes (elsai.interrupt.limits).
+        self.max_pending_bytes: int | None = None
 
     @property
     def active(self) -> bool:
@@ -61,7 +65,11 @@ class InterruptState:
         """A batch stopped for human input: keep what finished, wait for `raised`.
 
         Responses already given to interrupts that were raised again stay; the rest go.
+        Interrupts over `max_pending_bytes` raise InterruptPayloadTooLargeError first, with
+        nothing changed: the agent is not left waiting for them.
         """
+        if self.max_pending_bytes is not None:
+            check_payload([i.to_dict() for i in raised], self.max_pending_bytes)
         self.completed.update({r["toolUseId"]: r for r in completed})
         self.pending = {i.id: i for i in raised}
         self.responses = {k: v for k, v in self.responses.items() if k in self.pending}

@@ -8,12 +8,12 @@ derives it from these classes) and in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from elsai.errors import ElsaiError
+from elsai.interrupt.limits import InterruptPayloadTooLargeError, check_payload
 
 # Well below Step Functions' 256 KiB state cap: the state also carries ids and counters,
 # and the park step's input repeats the interrupts next to the task token.
@@ -32,10 +32,6 @@ MODEL_ACCESS_STEPS = (
 
 class ModelAccessDeniedError(ElsaiError):
     """The model refused the account (no model access / Marketplace / IAM): not retried."""
-
-
-class InterruptPayloadTooLargeError(ElsaiError):
-    """The pending interrupts would not fit in the job's state: not retried."""
 
 
 def _client_error_code(exc: BaseException) -> str:
@@ -77,13 +73,20 @@ def model_access_guard() -> Iterator[None]:
 
 
 def checked_interrupts(interrupts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``interrupts`` unchanged, or InterruptPayloadTooLargeError if they are too large."""
-    size = len(json.dumps(interrupts, ensure_ascii=False, separators=(",", ":")).encode())
-    if size > MAX_INTERRUPTS_BYTES:
-        raise InterruptPayloadTooLargeError(
-            f"the pending interrupts take {size} bytes as JSON; a job may carry at most "
-            f"{MAX_INTERRUPTS_BYTES} (Step Functions caps state at 256 KiB). Keep interrupt "
-            f"reasons small and put large data in the session or agent state. The session "
-            f"is intact: fix the tool and resume it."
-        )
+    """``interrupts`` unchanged, or InterruptPayloadTooLargeError if they are too large.
+
+    A single agent's slice is refused earlier, before it stores them (`run_agent` sets the
+    cap on its interrupt state); this also covers what a Graph or Swarm collects.
+    """
+    check_payload(interrupts, MAX_INTERRUPTS_BYTES)
     return interrupts
+
+
+__all__ = [
+    "MAX_INTERRUPTS_BYTES",
+    "InterruptPayloadTooLargeError",
+    "ModelAccessDeniedError",
+    "access_denied_cause",
+    "checked_interrupts",
+    "model_access_guard",
+]

@@ -6,6 +6,12 @@ every object of a session and deletes the session only when *nothing* in it chan
 ``idle_days``. It runs on a schedule (``lambdas/sweeper.py``) and only when a deployment opts
 in (``sessionRetentionDays``); by default nothing expires.
 
+A session idle on disk may still belong to a live job: one waiting for a person writes
+nothing until the answer comes (up to ``interruptWaitSeconds``). So before deleting, the
+sweeper asks Step Functions which executions are RUNNING (a waiting job is one) and keeps
+every session they name in their input; the synth also refuses a retention shorter than the
+wait (``elsai.cdk.config``).
+
 With bucket versioning on, a delete leaves a delete marker; the noncurrent versions then go
 by the bucket's noncurrent-version rule, so a mistaken sweep can be undone for that long.
 """
@@ -13,7 +19,7 @@ by the bucket's noncurrent-version rule, so a mistaken sweep can be undone for t
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -27,8 +33,30 @@ class SweepReport(BaseModel):
 
     sessions_seen: int = 0
     sessions_deleted: list[str] = Field(default_factory=list)
+    #: Idle sessions kept because a running (or waiting) job names them.
+    sessions_kept_live: list[str] = Field(default_factory=list)
     objects_deleted: int = 0
     dry_run: bool = False
+
+
+def live_sessions(sfn: Any, state_machine_arn: str) -> set[str]:
+    """Session ids named by the RUNNING executions of the jobs state machine.
+
+    A job waiting for interrupt responses is RUNNING too; a hand-off continuation carries the
+    session id in its input like the first execution. An input that names no session (never
+    written by elsai) keeps nothing.
+    """
+    from elsai.serverless.executions import loads
+
+    found: set[str] = set()
+    paginator = sfn.get_paginator("list_executions")
+    for page in paginator.paginate(stateMachineArn=state_machine_arn, statusFilter="RUNNING"):
+        for execution in page.get("executions", []):
+            described = sfn.describe_execution(executionArn=execution["executionArn"])
+            job_input = loads(described.get("input"))
+            if isinstance(job_input, dict) and isinstance(job_input.get("session_id"), str):
+                found.add(job_input["session_id"])
+    return found
 
 
 def _objects(client: Any, bucket: str, prefix: str) -> Iterator[dict[str, Any]]:
@@ -58,21 +86,27 @@ def sweep_idle_sessions(
     idle_days: int,
     now: dt.datetime | None = None,
     dry_run: bool = False,
+    live: Callable[[], Collection[str]] | None = None,
 ) -> SweepReport:
     """Delete every session in which nothing changed for ``idle_days`` days.
 
     Each candidate is listed again just before its delete, so a session that woke up
     since the scan is kept. Its ``session.json`` goes first: a writer racing the delete
     then fails loudly on a message file that still exists instead of writing into a
-    half-deleted transcript.
+    half-deleted transcript. ``live`` returns the session ids of live jobs (see
+    `live_sessions`); it is asked once, only when some session is idle, and those are kept.
     """
     if idle_days < 1:
         raise ValueError(f"idle_days must be >= 1, got {idle_days}")
     cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=idle_days)
     activity = last_activity(_objects(client, bucket, SESSION_PREFIX))
     report = SweepReport(sessions_seen=len(activity), dry_run=dry_run)
-    for directory, newest in sorted(activity.items()):
-        if newest >= cutoff:
+    idle = sorted(d for d, newest in activity.items() if newest < cutoff)
+    keep = set(live()) if idle and live is not None else set()
+    for directory in idle:
+        session_id = directory.removeprefix(SESSION_PREFIX).rstrip("/")
+        if session_id in keep:
+            report.sessions_kept_live.append(session_id)
             continue
         current = list(_objects(client, bucket, directory))
         if not current or max(o["LastModified"] for o in current) >= cutoff:
@@ -83,7 +117,7 @@ def sweep_idle_sessions(
             first = [k for k in keys if k == directory + "session.json"]
             _delete(client, bucket, first)
             _delete(client, bucket, [k for k in keys if k not in first])
-        report.sessions_deleted.append(directory.removeprefix(SESSION_PREFIX).rstrip("/"))
+        report.sessions_deleted.append(session_id)
         report.objects_deleted += len(keys)
     return report
 

@@ -23,7 +23,7 @@ from elsai.models.base import Model
 from elsai.multiagent.base import MultiAgentBase
 from elsai.serverless.contract import JobStepRequest
 from elsai.serverless.deadline import DeadlinePolicy
-from elsai.serverless.errors import checked_interrupts, model_access_guard
+from elsai.serverless.errors import MAX_INTERRUPTS_BYTES, checked_interrupts, model_access_guard
 from elsai.session.manager import SessionManager
 from elsai.types import AgentResult
 
@@ -93,7 +93,11 @@ def run_agent(
     should_stop: Callable[[], bool],
     invocation_state: dict[str, Any] | None = None,
 ) -> tuple[StopStatus, AgentResult]:
-    """Run the slice's invocation; paused → "continue", interrupt → "interrupted"."""
+    """Run the slice's invocation; paused → "continue", interrupt → "interrupted".
+
+    Interrupts too large for the job's state are refused before the agent stores them.
+    """
+    agent.interrupts.max_pending_bytes = MAX_INTERRUPTS_BYTES
     with model_access_guard():  # no model access yet: a clear, non-retried job error
         result = agent(
             given.prompt,

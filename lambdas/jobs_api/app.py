@@ -29,6 +29,7 @@ from botocore.exceptions import ClientError
 from elsai_lambdas.jobs_api import aws, owner
 from elsai_lambdas.jobs_api.errors import (
     Conflict,
+    CorruptSession,
     InvalidRequest,
     NotFound,
     RequestRefused,
@@ -63,6 +64,7 @@ _STATUS: dict[type[RequestRefused], int] = {
     NotFound: 404,
     Conflict: 409,
     TooLarge: 413,
+    CorruptSession: 422,
 }
 _THROTTLED = {"ThrottlingException", "TooManyRequestsException", "SlowDown", "RequestLimitExceeded"}
 
@@ -104,6 +106,9 @@ def _undecodable(exc: Exception) -> Response[dict[str, Any]]:
 @app.exception_handler(RequestRefused)
 def _refused(exc: RequestRefused) -> Response[dict[str, Any]]:
     status = next(code for kind, code in _STATUS.items() if isinstance(exc, kind))
+    if isinstance(exc, CorruptSession):
+        body = {"error": exc.message, "session_id": exc.session_id, "problems": exc.problems}
+        return Response(status, content_types.APPLICATION_JSON, body)
     return _error(status, exc.message)
 
 

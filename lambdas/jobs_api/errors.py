@@ -32,3 +32,13 @@ class Conflict(RequestRefused):
 
 class TooLarge(RequestRefused):
     """The request would break Step Functions' payload cap (shown as 413)."""
+
+
+class CorruptSession(RequestRefused):
+    """A stored session file is corrupt: reported with the findings (shown as 422)."""
+
+    def __init__(self, message: str, session_id: str, problems: list[dict[str, str]]) -> None:
+        """Keep the findings (`elsai sessions check`'s, as JSON) for the response body."""
+        super().__init__(message)
+        self.session_id = session_id
+        self.problems = problems

@@ -16,9 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from elsai.session.inspect.snapshot import read_message
 from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 from elsai_lambdas.jobs_api import aws, jobs
+from elsai_lambdas.jobs_api.corrupt import READ_ERRORS, corrupt_session
 from elsai_lambdas.jobs_api.errors import InvalidRequest
 from elsai_lambdas.jobs_api.history import HistoryPage, HistoryState, history_events, stamp
 from elsai_lambdas.jobs_api.status import public_status
@@ -158,7 +160,14 @@ def _messages(
     for offset, obj in enumerate(found):
         if obj is None:  # messages are contiguous: the first gap is the end for now
             break
-        out.append(message_event(start + offset, json.loads(obj.data)))
+        index = start + offset
+        key = keys.message_key(session_id, agent_id, index)
+        record, problems = read_message(storage, index, key, obj.data)
+        if record is None:
+            raise corrupt_session(storage, session_id, problems)
+        out.append(
+            message_event(index, {"created_at": record.created_at, "message": record.message})
+        )
     return out
 
 
@@ -212,7 +221,10 @@ def job_events(job_id: str, after: str | None, limit: int) -> dict[str, Any]:
     storage = aws.storage()
     start = cursor.m
     if start is None:
-        start = _first_index(storage, session_id, agent_id, stamp(execution["startDate"]))
+        try:
+            start = _first_index(storage, session_id, agent_id, stamp(execution["startDate"]))
+        except READ_ERRORS as exc:
+            raise corrupt_session(storage, session_id) from exc
     # History first: a slice writes its messages before Step Functions records its end, so
     # every message an event shown here follows is already stored when messages are read.
     history = history_events(execution["executionArn"], cursor.h, cursor.s, limit)

@@ -15,6 +15,14 @@ from typing import Any
 
 from elsai.cli.jobs.client import ApiError, JobsClient, local_url, stack_api_url
 from elsai.cli.jobs.follow import EXIT_CODES, Follower
+from elsai.cli.jobs.retry import EXIT_GAVE_UP, RetryPolicy
+
+FOLLOW_EXIT_CODES = (
+    "exit codes when following: 0 succeeded, 1 failed or timed out, 2 refused request, "
+    "3 cancelled or aborted, 4 waiting for input, "
+    f"{EXIT_GAVE_UP} lost contact with the API for --retry-for seconds (the job may still be "
+    "running: check it with `elsai jobs status ID`)"
+)
 
 
 def register(groups: Any) -> None:
@@ -34,10 +42,15 @@ def register(groups: Any) -> None:
     start.add_argument(
         "--follow", action="store_true", help="follow it to the end (exit code = outcome)"
     )
+    _retry_option(start)
+    start.epilog = FOLLOW_EXIT_CODES
     _command(commands, "status", "a job's status, result or error", _status).add_argument("job_id")
-    _command(
+    follow = _command(
         commands, "follow", "live progress until the job ends or waits for input", _follow
-    ).add_argument("job_id")
+    )
+    follow.add_argument("job_id")
+    _retry_option(follow)
+    follow.epilog = FOLLOW_EXIT_CODES
     answer = _command(commands, "answer", "answer a job's pending interrupts", _answer)
     answer.add_argument("job_id")
     answer.add_argument(
@@ -57,6 +70,17 @@ def register(groups: Any) -> None:
     from elsai.cli.jobs.serve import add_serve
 
     add_serve(commands)
+
+
+def _retry_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--retry-for",
+        metavar="SECONDS",
+        type=float,
+        default=RetryPolicy.give_up_after,
+        help="keep retrying an unreachable or failing (429/5xx) API this long before giving up "
+        f"with exit code {EXIT_GAVE_UP} (default: %(default)g)",
+    )
 
 
 def _command(commands: Any, name: str, help_text: str, handler: Any) -> argparse.ArgumentParser:
@@ -102,7 +126,8 @@ def _start(args: argparse.Namespace, client: JobsClient) -> int:
     job = client.start(args.prompt, args.session, args.idempotency_key, agent_id=args.agent)
     _print(args, job, f"job {job['job_id']} {job['status']} (session {job['session_id']})")
     if args.follow:
-        return Follower(client, job["job_id"], sys.stdout, as_json=args.json).run()
+        retry = RetryPolicy(give_up_after=args.retry_for)
+        return Follower(client, job["job_id"], sys.stdout, as_json=args.json, retry=retry).run()
     return 0
 
 
@@ -125,7 +150,8 @@ def _status(args: argparse.Namespace, client: JobsClient) -> int:
 
 
 def _follow(args: argparse.Namespace, client: JobsClient) -> int:
-    return Follower(client, args.job_id, sys.stdout, as_json=args.json).run()
+    retry = RetryPolicy(give_up_after=args.retry_for)
+    return Follower(client, args.job_id, sys.stdout, as_json=args.json, retry=retry).run()
 
 
 def _answer(args: argparse.Namespace, client: JobsClient) -> int:

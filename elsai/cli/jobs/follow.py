@@ -2,21 +2,26 @@
 
 The events come from ``GET /jobs/{id}/events`` (stored messages, slice boundaries, retries,
 resumes, interrupts); a spinner runs on a TTY while a slice is in flight. The exit code is
-the job's outcome, so scripts can branch on it (`EXIT_CODES`).
+the job's outcome, so scripts can branch on it (`EXIT_CODES`). A poll that fails for a reason
+that says nothing about the job (a timeout, a reset, 429/5xx) is retried
+(`elsai.cli.jobs.retry`); if the API stays unreachable the follower exits `EXIT_GAVE_UP`.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
 from elsai.cli.jobs.client import JobsClient
+from elsai.cli.jobs.retry import EXIT_GAVE_UP, GaveUp, RetryPolicy, describe
 from elsai.cli.render import Style
 
-#: Exit code of `follow` (and `start --follow`) per final status.
+#: Exit code of `follow` (and `start --follow`) per final status; EXIT_GAVE_UP (5): the API
+#: could not be reached for the whole retry window, the job may still be running.
 EXIT_CODES = {"SUCCEEDED": 0, "FAILED": 1, "TIMED_OUT": 1, "CANCELLED": 3, "ABORTED": 3, "WAITING_FOR_INPUT": 4}  # fmt: skip
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED", "ABORTED"})
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -80,10 +85,18 @@ class Follower:
     """Polls the events of one job and writes them until the job ends or waits for input."""
 
     def __init__(self, client: JobsClient, job_id: str, out: TextIO, *, as_json: bool,
-                 poll: float = 0.5, sleep: Callable[[float], None] = time.sleep) -> None:  # fmt: skip
-        """`as_json`: JSON lines; otherwise text (with a spinner when `out` is a TTY)."""
+                 poll: float = 0.5, sleep: Callable[[float], None] = time.sleep,
+                 retry: RetryPolicy | None = None, err: TextIO | None = None) -> None:  # fmt: skip
+        """`as_json`: JSON lines; otherwise text (with a spinner when `out` is a TTY).
+
+        `retry` decides how long failed polls are retried (default: `RetryPolicy()`); notes
+        about retries and giving up go to `err` (default: stderr).
+        """
         self.client, self.job_id, self.out, self.as_json = client, job_id, out, as_json
         self.poll, self.sleep = poll, sleep
+        self.err = err if err is not None else sys.stderr
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.retry.on_retry = self._note_retry
         self.style = Style.for_stream(out)
         self.tty = out.isatty() and not as_json
         self._spin = itertools.cycle(SPINNER)
@@ -94,7 +107,7 @@ class Follower:
     def _drain(self) -> int:
         shown = 0
         while True:
-            page = self.client.events(self.job_id, self._cursor)
+            page = self.retry.call(lambda: self.client.events(self.job_id, self._cursor))
             self._cursor = page["cursor"]
             for event in page["events"]:
                 self._show(event)
@@ -120,11 +133,33 @@ class Follower:
             self.out.write("\r\033[K")
             self._spinning = False
 
+    def _note_retry(self, exc: BaseException, wait: float) -> None:
+        self._clear_spinner()
+        self.err.write(f"elsai: jobs API: {describe(exc)}; retrying in {wait:.1f}s\n")
+        self.err.flush()
+
     def run(self) -> int:
-        """Follow to the end; the exit code for the final status (`EXIT_CODES`)."""
+        """Follow to the end; the exit code for the final status (`EXIT_CODES`).
+
+        `EXIT_GAVE_UP` if the API could not be reached for the whole retry window.
+        """
+        try:
+            return self._follow()
+        except GaveUp as exc:
+            self._clear_spinner()
+            self.out.flush()
+            self.err.write(
+                f"elsai: lost contact with the jobs API ({exc}); the job may still be running: "
+                f"check it with `elsai jobs status {self.job_id}` or follow it again with "
+                f"`elsai jobs follow {self.job_id}` (same location flags)\n"
+            )
+            self.err.flush()
+            return EXIT_GAVE_UP
+
+    def _follow(self) -> int:
         while True:
             self._drain()
-            job = self.client.status(self.job_id)
+            job = self.retry.call(lambda: self.client.status(self.job_id))
             if job["status"] in TERMINAL or job["status"] == "WAITING_FOR_INPUT":
                 self._drain()  # events that landed between the last page and the status
                 return self._finish(job)

@@ -189,6 +189,17 @@ def _read_agent(
 # -- parsing: each failure becomes one Problem naming the file ---------------------------------
 
 
+def read_message(
+    storage: StorageBackend, index: int, key: str, data: bytes | None
+) -> tuple[MessageRecord | None, list[Problem]]:
+    """One stored message judged by `load_session`'s rules: its record (None if unusable).
+
+    With the problems found, so a reader of one page of messages reports what the check does.
+    """
+    problems: list[Problem] = []
+    return _Reader(storage, problems).message(index, key, data), problems
+
+
 def _valid_id(value: str) -> bool:
     try:
         validate_id(value)

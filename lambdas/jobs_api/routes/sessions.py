@@ -15,14 +15,32 @@ router = Router()
 @router.get("/sessions/<session_id>")
 @tracer.capture_method(capture_response=False)
 def get_session(session_id: str) -> dict[str, Any]:
-    """Agents, message counts, last message and checkpoint bookmark of a stored session."""
+    """Agents, message counts, last message and checkpoint bookmark of a stored session.
+
+    422 with the findings of `elsai sessions check` when a file it reads is corrupt.
+    """
     try:
         validate_id(session_id, "session_id")
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc
+    from elsai.session.inspect.snapshot import load_session
     from elsai.session.inspect.summary import summarize_session
+    from elsai.session.layout import keys
+    from elsai_lambdas.jobs_api.corrupt import READ_ERRORS, corrupt_session
 
-    summary = summarize_session(aws.storage(), session_id)
+    storage = aws.storage()
+    if storage.read(keys.session_key(session_id)) is None:
+        raise NotFound(f"no session {session_id!r}")
+    # What the summary reads (each agent's newest message, bookmark, records), judged by the
+    # check's rules first: a corrupt file is a 422 report, never a 500.
+    snap = load_session(storage, session_id, last=1)
+    errors = [p for p in snap.problems if p.severity == "error"] if snap else []
+    if errors:
+        raise corrupt_session(storage, session_id, errors)
+    try:
+        summary = summarize_session(storage, session_id)
+    except READ_ERRORS as exc:  # changed since the snapshot, or a kind it does not judge
+        raise corrupt_session(storage, session_id) from exc
     if summary is None:
         raise NotFound(f"no session {session_id!r}")
     return summary

@@ -118,3 +118,32 @@ def test_no_lifecycle_rule_expires_sessions_by_object_age(
                 if "ExpirationInDays" in rule and rule["Id"] != "expire-access-logs":
                     # Only parked task tokens expire by age (one object per job).
                     assert rule.get("Prefix") == "jobs/", rule
+
+
+def test_sweeper_may_only_read_which_jobs_of_this_machine_are_live(
+    retention_template: dict[str, Any],
+) -> None:
+    states = [
+        (a, r)
+        for stmt in _statements(retention_template, "RetentionFunctionRole")
+        for a in _listify(stmt["Action"])
+        for r in _listify(stmt["Resource"])
+        if a.startswith("states:")
+    ]
+    assert sorted(a for a, _ in states) == ["states:DescribeExecution", "states:ListExecutions"]
+    resources = dict(states)
+    assert resources["states:ListExecutions"] == {"Ref": resources["states:ListExecutions"]["Ref"]}
+    assert resources["states:ListExecutions"]["Ref"].startswith("JobsStateMachine")
+    described = resources["states:DescribeExecution"]["Fn::Join"][1][-1]
+    assert described.endswith(":execution:ElsaiStack-jobs:*"), described
+    (fn,) = [
+        v["Properties"] for v in retention_template["Resources"].values()
+        if v["Type"] == "AWS::Lambda::Function" and v["Properties"]["Handler"] == "elsai_lambdas.sweeper.handler"
+    ]  # fmt: skip
+    machine = fn["Environment"]["Variables"]["ELSAI_STATE_MACHINE_ARN"]
+    assert machine == resources["states:ListExecutions"]
+
+
+def test_a_retention_shorter_than_the_interrupt_wait_is_refused_at_synth() -> None:
+    with pytest.raises(ValueError, match=r"sessionRetentionDays \(1\) is shorter.*interruptWait"):
+        synth_template({"sessionRetentionDays": 1, "interruptWaitSeconds": 7 * 86_400})

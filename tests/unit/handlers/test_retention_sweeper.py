@@ -7,6 +7,7 @@ Only moto's clock is moved (the time its S3 stamps on a PUT); every call is real
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -110,9 +111,11 @@ def test_objects_outside_sessions_are_never_touched(s3_bucket: str, clock: Clock
 
 
 def test_sweeper_lambda_reads_its_settings(
-    s3_bucket: str, clock: Clock, monkeypatch: pytest.MonkeyPatch
+    s3_bucket: str, clock: Clock, monkeypatch: pytest.MonkeyPatch, moto_server_url: str
 ) -> None:
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "elsai-test")  # read at import
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SFN", moto_server_url)
+    monkeypatch.setenv("ELSAI_STATE_MACHINE_ARN", _machine(boto3.client("stepfunctions")))
     from elsai_lambdas import sweeper
 
     clock.now = dt.datetime.now(dt.UTC) - dt.timedelta(days=10)
@@ -138,3 +141,73 @@ class _Context:
     memory_limit_in_mb = 256
     invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:sweeper"
     aws_request_id = "req-1"
+
+
+def _machine(sfn: Any) -> str:
+    definition = '{"StartAt": "Wait", "States": {"Wait": {"Type": "Pass", "End": true}}}'
+    role = "arn:aws:iam::123456789012:role/jobs"
+    return str(
+        sfn.create_state_machine(
+            name=f"jobs-{uuid.uuid4().hex[:12]}", definition=definition, roleArn=role
+        )["stateMachineArn"]
+    )
+
+
+def test_idle_session_of_a_waiting_job_is_kept_and_one_without_a_live_job_goes(
+    s3_bucket: str, clock: Clock, moto_server_url: str
+) -> None:
+    from elsai.serverless.retention import live_sessions
+
+    clock.now = NOW - dt.timedelta(days=5)
+    _turn(s3_bucket, "waiting-for-approval", "refund orders 1 and 2")
+    _turn(s3_bucket, "abandoned", "hello")
+    _turn(s3_bucket, "finished", "hello")
+    sfn = boto3.client("stepfunctions", endpoint_url=moto_server_url)
+    machine = _machine(sfn)
+    # Without the execute engine moto keeps an execution RUNNING: a job parked on its
+    # waitForTaskToken task (Step Functions has no separate "waiting" status).
+    sfn.start_execution(
+        stateMachineArn=machine,
+        name="job-waiting",
+        input='{"session_id": "waiting-for-approval", "agent_id": "default", "prompt": "x"}',
+    )
+    done = sfn.start_execution(
+        stateMachineArn=machine, name="job-done", input='{"session_id": "finished"}'
+    )
+    sfn.stop_execution(executionArn=done["executionArn"])
+    sfn.start_execution(stateMachineArn=machine, name="job-foreign", input='"not an object"')
+
+    report = sweep_idle_sessions(
+        boto3.client("s3"),
+        s3_bucket,
+        idle_days=1,
+        now=NOW,
+        live=lambda: live_sessions(sfn, machine),
+    )
+
+    assert report.sessions_kept_live == ["waiting-for-approval"]
+    assert report.sessions_deleted == ["abandoned", "finished"]
+    texts = [m["content"][0]["text"] for m in _messages(s3_bucket, "waiting-for-approval")]
+    assert texts == ["refund orders 1 and 2", "answer to refund orders 1 and 2"]
+
+
+def test_the_sweeper_lambda_keeps_live_jobs_and_refuses_a_stringly_dry_run(
+    s3_bucket: str, clock: Clock, moto_server_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "elsai-test")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SFN", moto_server_url)
+    from elsai_lambdas import sweeper
+
+    clock.now = dt.datetime.now(dt.UTC) - dt.timedelta(days=10)
+    _turn(s3_bucket, "parked", "approve?")
+    sfn = boto3.client("stepfunctions")
+    machine = _machine(sfn)
+    sfn.start_execution(stateMachineArn=machine, name="j1", input='{"session_id": "parked"}')
+    monkeypatch.setenv("ELSAI_SESSIONS_BUCKET", s3_bucket)
+    monkeypatch.setenv("ELSAI_SESSION_IDLE_DAYS", "7")
+    monkeypatch.setenv("ELSAI_STATE_MACHINE_ARN", machine)
+    with pytest.raises(ValueError, match="dry_run"):
+        sweeper.handler({"dry_run": "false"}, _Context())
+    out = sweeper.handler({}, _Context())
+    assert out["sessions_deleted"] == [] and out["sessions_kept_live"] == ["parked"]
+    assert _keys(s3_bucket, "session_parked/")
