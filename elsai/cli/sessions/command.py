@@ -11,7 +11,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from elsai.cli.sessions.listing import ls_entry, only_agent
 from elsai.cli.render import (
     Style,
     bookmark_line,
@@ -24,6 +23,7 @@ from elsai.cli.render import (
     to_json,
     write,
 )
+from elsai.cli.sessions.listing import ls_entry, only_agent
 from elsai.cli.sessions.store import CliError, Store, open_store
 from elsai.errors import ElsaiError
 from elsai.session.inspect.check import (
