@@ -37,6 +37,10 @@ lint: setup
 default-template: setup
 	$(PY) -m elsai.cdk.default_app
 
+# The wheel, not the checkout: fresh venvs outside it (scripts/wheel_check.sh says what runs).
+wheel-check: setup
+	bash scripts/wheel_check.sh
+
 synth: setup
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH npx cdk synth -q
 
