@@ -8,7 +8,7 @@ UV_VERSION := 0.13.9
 LAMBDA_LOCK := locks/lambda-py312.txt
 DEV_LOCK := locks/dev.txt
 
-.PHONY: setup demo test lint bench synth lock lock-lambda lock-dev checkov conformance e2e-real
+.PHONY: setup demo test lint bench synth default-template wheel-check lock lock-lambda lock-dev checkov conformance e2e-real
 
 # The dev install (the dependency group `dev`, PEP 735) is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
 # last green with, not whatever was released this morning.
@@ -32,6 +32,14 @@ lint: setup
 	$(VENV)/bin/ruff format --check elsai lambdas infra tests bench examples
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy elsai
+
+# The default service template the wheel ships (elsai/cdk/default_app.py); a test fails when it is stale.
+default-template: setup
+	$(PY) -m elsai.cdk.default_app
+
+# The wheel, not the checkout: fresh venvs outside it (scripts/wheel_check.sh says what runs).
+wheel-check: setup
+	bash scripts/wheel_check.sh
 
 synth: setup
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH npx cdk synth -q

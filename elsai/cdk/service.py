@@ -113,7 +113,11 @@ class DurableAgentService(Construct):
         add_outputs(self, output_prefix)
         # For the local runtime (elsai.local): which code the bundle gets. Assembly metadata,
         # not template content: a deploy sees nothing of it.
-        self.node.add_metadata(SERVICE_METADATA, {"code": [str(p) for p in self.code]})
+        # Its construct path and id let `--service` pick one of several.
+        self.node.add_metadata(
+            SERVICE_METADATA,
+            {"code": [str(p) for p in self.code], "id": construct_id, "path": self.node.path},
+        )
 
     def _asset(
         self,

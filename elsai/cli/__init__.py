@@ -10,7 +10,9 @@ from collections.abc import Sequence
 def build_parser() -> argparse.ArgumentParser:
     """The `elsai` argument parser; command groups register themselves so each stays in its module."""
     parser = argparse.ArgumentParser(
-        prog="elsai", description="Durable agents: inspect sessions, run jobs locally."
+        prog="elsai",
+        description="Durable agents: inspect sessions, run jobs locally.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     from elsai import __version__
 
@@ -22,7 +24,21 @@ def build_parser() -> argparse.ArgumentParser:
     sessions.register(groups)
     local.register(groups)
     jobs.register(groups)
+    parser.epilog = "\n".join(["every command:", *command_lines(groups)])
     return parser
+
+
+def command_lines(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> list[str]:
+    """One line per command (``elsai GROUP COMMAND  help``), for `elsai --help`."""
+    lines = []
+    for group in groups._choices_actions:
+        sub = groups.choices[group.dest]
+        commands = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        for action in commands:
+            for command in action._choices_actions:
+                name = f"elsai {group.dest} {command.dest}"
+                lines.append(f"  {name:<24} {' '.join(str(command.help or '').split())}")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,8 +25,12 @@ _EXPORTS = {
     "LocalApiError": "elsai.local.api",
     "LocalHttpApi": "elsai.local.http",
     "LocalRuntime": "elsai.local.runtime",
-    "SynthesizedService": "elsai.local.template",
+    "ProjectError": "elsai.local.services",
+    "SynthesizedService": "elsai.local.services",
+    "default_service": "elsai.local.template",
+    "load_cdk_out": "elsai.local.template",
     "load_service": "elsai.local.template",
+    "load_template": "elsai.local.template",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -16,25 +16,31 @@ import hashlib
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from elsai.serverless.contract import SERVICE_METADATA
+from elsai.local.services import (
+    ProjectError,
+    SynthesizedService,
+    pick,
+    services_in_assembly,
+    services_in_template,
+)
+
+__all__ = [
+    "ProjectError",
+    "SynthesizedService",
+    "default_service",
+    "load_cdk_out",
+    "load_service",
+    "load_template",
+]
 
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "build", "cdk.out", "__pycache__", "tests"}
 _HASHED_SUFFIXES = {".py", ".json", ".toml"}
-
-
-@dataclass(frozen=True)
-class SynthesizedService:
-    """One DurableAgentService of a synthesized app: its stack's template and its code paths."""
-
-    template: dict[str, Any]
-    code: tuple[Path, ...]
-    stack_name: str
 
 
 def template_hash(project: Path) -> str:
@@ -57,33 +63,92 @@ def _project_files(project: Path) -> list[Path]:
     return found
 
 
-def load_service(project: Path, *, timeout: float = 600) -> SynthesizedService:
-    """The project's one DurableAgentService: from the cache, else synthesized once."""
+def load_service(
+    project: Path, *, service: str | None = None, timeout: float = 600
+) -> SynthesizedService:
+    """The project's DurableAgentService (``service`` picks one of several): cached, else synthesized."""
     project = project.resolve()
     if not (project / "cdk.json").is_file():
-        raise FileNotFoundError(f"no cdk.json in {project}: run from a CDK app's directory")
+        raise ProjectError(
+            f"no cdk.json in {project}: run from a CDK app's directory, or pass --cdk-out/--template"
+        )
     outdir = project / "build" / "elsai-local" / f"cdk.out-{template_hash(project)}"
     if not (outdir / "manifest.json").is_file():
         _synthesize(project, outdir, timeout)
-    return _read_service(outdir)
+    return pick(services_in_assembly(outdir), service, f"the CDK app of {project / 'cdk.json'}")
+
+
+def load_cdk_out(outdir: Path, *, service: str | None = None) -> SynthesizedService:
+    """A service of a cloud assembly someone already synthesized (``cdk synth`` wrote ``outdir``)."""
+    outdir = outdir.resolve()
+    return pick(services_in_assembly(outdir), service, str(outdir))
+
+
+def load_template(path: Path, *, service: str | None = None) -> SynthesizedService:
+    """A service of a bare CloudFormation template (no code paths: give ``pythonpath``)."""
+    path = path.resolve()
+    try:
+        template = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ProjectError(
+            f"cannot read the template {path} ({exc}): pass a synthesized *.template.json"
+        ) from None
+    if not isinstance(template, dict) or not isinstance(template.get("Resources"), dict):
+        raise ProjectError(
+            f"{path} is not a CloudFormation template (no Resources): pass a synthesized *.template.json"
+        )
+    stack = path.name.removesuffix(".json").removesuffix(".template")
+    return pick(services_in_template(template, stack), service, str(path))
+
+
+#: The template of a lone default service (elsai.cdk.default_app), shipped in the wheel.
+DEFAULT_TEMPLATE = Path(__file__).resolve().parent / "default_service.template.json"
+
+
+def default_service() -> SynthesizedService:
+    """The service the wheel ships, for an agent factory outside any CDK app (no synth, no CDK)."""
+    return load_template(DEFAULT_TEMPLATE)
+
+
+def _settings(project: Path) -> tuple[dict[str, Any], str]:
+    """cdk.json (and cdk.context.json) as the CLI reads them: the context and the app command."""
+    try:
+        settings = json.loads((project / "cdk.json").read_text())
+        context = dict(settings.get("context", {}))
+        user_context = project / "cdk.context.json"
+        if user_context.is_file():
+            context.update(json.loads(user_context.read_text()))
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise ProjectError(f"cannot read {project / 'cdk.json'} ({exc}): fix its JSON") from None
+    if not isinstance(settings.get("app"), str):
+        raise ProjectError(
+            f'{project / "cdk.json"} names no "app" command: add one, e.g. "python3 app.py"'
+        )
+    return context, settings["app"]
 
 
 def _synthesize(project: Path, outdir: Path, timeout: float) -> None:
     """Run the app command of cdk.json into a fresh directory, then move it into place."""
-    settings = json.loads((project / "cdk.json").read_text())
-    context = dict(settings.get("context", {}))
-    user_context = project / "cdk.context.json"
-    if user_context.is_file():
-        context.update(json.loads(user_context.read_text()))
+    context, app = _settings(project)
     context["aws:cdk:bundling-stacks"] = []
     staging = outdir.with_name(f"{outdir.name}.{os.getpid()}.tmp")
     staging.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "CDK_OUTDIR": str(staging), "CDK_CONTEXT_JSON": json.dumps(context),
            "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20"}  # fmt: skip
-    proc = subprocess.run(_app_command(str(settings["app"])), cwd=project, env=env,
-                          capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    try:
+        proc = subprocess.run(_app_command(app), cwd=project, env=env,
+                              capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ProjectError(
+            f"synthesizing {project} failed: cdk.json's app {app!r}: {exc}"
+        ) from None
     if proc.returncode != 0:
-        raise RuntimeError(f"cdk synthesis failed:\n{proc.stderr.strip()[-4000:]}")
+        shutil.rmtree(staging, ignore_errors=True)
+        lines = [line for line in proc.stderr.splitlines() if line.strip()] or ["(no output)"]
+        raise ProjectError(
+            f"synthesizing {project} failed ({app!r} exited {proc.returncode}): {lines[-1].strip()}; "
+            "run `cdk synth` there to see the whole error"
+        )
     with contextlib.suppress(OSError):  # another process synthesized the same sources first
         staging.rename(outdir)
 
@@ -94,32 +159,6 @@ def _app_command(app: str) -> list[str]:
     if argv and Path(argv[0]).name in ("python", "python3"):
         argv[0] = sys.executable
     return argv
-
-
-def _read_service(outdir: Path) -> SynthesizedService:
-    """The stack holding a DurableAgentService, from the assembly's manifest and template."""
-    manifest = json.loads((outdir / "manifest.json").read_text())
-    found = []
-    for name, artifact in manifest.get("artifacts", {}).items():
-        if artifact.get("type") != "aws:cloudformation:stack":
-            continue
-        metadata = dict(artifact.get("metadata", {}))
-        if artifact.get("additionalMetadataFile"):  # newer CDK writes it beside the manifest
-            metadata.update(json.loads((outdir / artifact["additionalMetadataFile"]).read_text()))
-        for entries in metadata.values():
-            for entry in entries:
-                if entry.get("type") == SERVICE_METADATA:
-                    found.append((name, artifact, entry.get("data") or {}))
-    if len(found) != 1:
-        names = [f"{stack}" for stack, _, _ in found]
-        raise ValueError(
-            f"expected one DurableAgentService in the app, found {len(found)}: {names}"
-        )
-    stack, artifact, data = found[0]
-    template_file = outdir / artifact["properties"]["templateFile"]
-    template = json.loads(template_file.read_text())
-    code = tuple(Path(p) for p in data.get("code", []))
-    return SynthesizedService(template=template, code=code, stack_name=stack)
 
 
 def _names(logical_id: str, part: str) -> bool:

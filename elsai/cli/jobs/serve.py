@@ -22,6 +22,8 @@ from elsai.serverless.contract import RUN_SLICE
 
 def add_serve(commands: Any) -> None:
     """Add `serve` to the `jobs` group."""
+    from elsai.cli.local.project import add_project_options  # the same options as `local run`
+
     serve = commands.add_parser(
         "serve", help="serve the jobs API locally (moto + the real handlers)"
     )
@@ -51,10 +53,11 @@ def add_serve(commands: Any) -> None:
         action="store_true",
         help="1 s Retry waits instead of the template's backoff",
     )
+    add_project_options(serve)
     serve.set_defaults(handler=_serve)
 
 
-def _runtime(args: argparse.Namespace, project: Path) -> Any:
+def _runtime(args: argparse.Namespace, project: Path, service: Any) -> Any:
     from elsai.local import Fault, InvocationInfo, LocalRuntime
 
     env = {}
@@ -70,7 +73,7 @@ def _runtime(args: argparse.Namespace, project: Path) -> Any:
             return Fault(tool_seconds=args.tool_seconds) if info.action == RUN_SLICE else None
 
     paths = tuple(str(Path(p).resolve()) for p in args.pythonpath)
-    return LocalRuntime(project=project, agent_factory=args.agent_factory, fast_retries=args.fast_retries,
+    return LocalRuntime(project=project, service=service, agent_factory=args.agent_factory, fast_retries=args.fast_retries,
                         faults=faults, child_env=env, pythonpath=paths)  # fmt: skip
 
 
@@ -79,18 +82,21 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from elsai.cli.local.project import EXIT_USAGE, local_extra_missing, project_dir
+    from elsai.cli.local.project import EXIT_USAGE, load_project_service, local_extra_missing
 
-    project = project_dir()
-    if project is None or local_extra_missing():
+    if local_extra_missing():
         return EXIT_USAGE
+    loaded = load_project_service(args)
+    if loaded is None:
+        return EXIT_USAGE
+    project, service = loaded
     for path in args.pythonpath:
         sys.path.insert(0, str(Path(path).resolve()))
     from elsai.local import LocalHttpApi
 
     signal.signal(signal.SIGTERM, _interrupt)
     state = local_state_file()
-    with _runtime(args, project) as runtime:
+    with _runtime(args, project, service) as runtime:
         server = LocalHttpApi(runtime, port=args.port)
         state.parent.mkdir(parents=True, exist_ok=True)
         state.write_text(json.dumps({"url": server.url, "pid": os.getpid()}))

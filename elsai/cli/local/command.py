@@ -29,7 +29,12 @@ from elsai.cli.local.answers import (
     run_to_end,
 )
 from elsai.cli.local.graph import add_example_option, run_example
-from elsai.cli.local.project import local_extra_missing, project_dir
+from elsai.cli.local.project import (
+    add_project_options,
+    load_project_service,
+    local_extra_missing,
+    needs_synth,
+)
 from elsai.cli.render import Style, job_heading, write
 
 DEFAULT_PROMPT = "Process orders 1, 2 and 3"
@@ -76,6 +81,7 @@ def _add_run_options(run: argparse.ArgumentParser) -> None:
     )
     run.add_argument("--no-kill", action="store_true", help="no fault injection")
     _add_agent_options(run)
+    add_project_options(run)
     run.add_argument(
         "--model",
         choices=("scripted", "bedrock"),
@@ -158,11 +164,10 @@ def _bedrock_credentials() -> dict[str, str]:
     return out
 
 
-def _prepare(args: argparse.Namespace) -> int | tuple[Path, tuple[str, ...], dict[str, Any], Any]:
-    """The project, the agent options and `elsai.local`; an exit code if one is missing."""
-    project = project_dir()
-    if project is None:
-        return EXIT_USAGE
+def _prepare(
+    args: argparse.Namespace,
+) -> int | tuple[Path, Any, tuple[str, ...], dict[str, Any], Any]:
+    """The project and its service, the agent options and `elsai.local`; an exit code if one is missing."""
     try:
         pythonpath, answers = agent_options(args)
     except ValueError as exc:
@@ -172,7 +177,16 @@ def _prepare(args: argparse.Namespace) -> int | tuple[Path, tuple[str, ...], dic
         return EXIT_USAGE
     import elsai.local as local
 
-    return project, pythonpath, answers, local
+    if needs_synth(args) and not args.json:
+        style = Style.for_stream(sys.stdout, no_color=args.no_color)
+        print(
+            style.paint("Synthesizing the CDK app (cached after the first run)…", "dim"), flush=True
+        )
+    loaded = load_project_service(args)
+    if loaded is None:
+        return EXIT_USAGE
+    project, service = loaded
+    return project, service, pythonpath, answers, local
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -181,7 +195,7 @@ def _run(args: argparse.Namespace) -> int:
         return prepared
     if args.example:
         return run_example(args, prepared)
-    project, pythonpath, answers, local = prepared
+    project, service, pythonpath, answers, local = prepared
     LocalRuntime, kill_in_job_tool = local.LocalRuntime, local.kill_in_job_tool  # noqa: N806
     credentials = _bedrock_credentials() if args.model == "bedrock" else None
     style = Style.for_stream(sys.stdout, no_color=args.no_color)
@@ -196,18 +210,13 @@ def _run(args: argparse.Namespace) -> int:
             )
 
     if not args.json:
-        print(
-            style.paint(
-                "Synthesizing the CDK stack (cached after the first run) and starting moto…", "dim"
-            ),
-            flush=True,
-        )
+        print(style.paint("Starting moto…", "dim"), flush=True)
     timeout = margin = None
     if args.slice_seconds is not None:
         margin = 1000
         timeout = args.slice_seconds + margin / 1000
     faults = None if args.no_kill else kill_in_job_tool(args.kill_in_tool)
-    with LocalRuntime(project=project, agent_factory=args.agent_factory, pythonpath=pythonpath, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
+    with LocalRuntime(project=project, service=service, agent_factory=args.agent_factory, pythonpath=pythonpath, fast_retries=args.fast_retries, function_timeout_s=timeout, safety_margin_ms=margin,
                       faults=faults, on_event=show, bedrock_credentials=credentials, preloaded=not args.cold_start) as runtime:  # fmt: skip
         if not args.json:
             print(

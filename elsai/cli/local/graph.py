@@ -37,7 +37,7 @@ def add_example_option(run: argparse.ArgumentParser) -> None:
 
 def run_example(args: argparse.Namespace, prepared: tuple[Any, ...]) -> int:
     """Run the example job end to end and print where each node ran."""
-    project, pythonpath, _answers, local = prepared
+    project, service, pythonpath, _answers, local = prepared
     style = Style.for_stream(sys.stdout, no_color=args.no_color)
     started = time.monotonic()
 
@@ -58,7 +58,7 @@ def run_example(args: argparse.Namespace, prepared: tuple[Any, ...]) -> int:
         if args.prompt != "Process orders 1, 2 and 3"
         else "Write a short piece about otters"
     )
-    with local.LocalRuntime(project=project, agent_factory=EXAMPLES[args.example], pythonpath=pythonpath, fast_retries=True,
+    with local.LocalRuntime(project=project, service=service, agent_factory=EXAMPLES[args.example], pythonpath=pythonpath, fast_retries=True,
                             faults=faults, on_event=show, preloaded=not args.cold_start) as runtime:  # fmt: skip
         job = runtime.start_job(prompt, session_id=args.session_id, agent_id="graph")
         final = runtime.wait(job["job_id"], timeout=args.timeout)

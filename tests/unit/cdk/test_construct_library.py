@@ -121,3 +121,17 @@ def test_the_examples_own_test_passes() -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 passed" in proc.stdout
+
+
+def test_an_assembly_names_its_service_and_code(hello: dict[str, Any]) -> None:
+    """`--cdk-out DIR`: the assembly's metadata gives the construct path, id and code paths."""
+    from elsai.local import load_cdk_out
+
+    service = load_cdk_out(hello["outdir"])
+    assert (service.service_id, service.path, service.stack_name) == (
+        "Agents",
+        "HelloService/Agents",
+        "HelloService",
+    )
+    assert service.code == (EXAMPLE / "hello_agents",)
+    assert load_cdk_out(hello["outdir"], service="HelloService/Agents") == service

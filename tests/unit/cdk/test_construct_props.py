@@ -214,7 +214,8 @@ def test_the_wheel_carries_the_sdk_the_handlers_and_the_local_runtime(tmp_path: 
         "elsai/cdk/service.py", "elsai/cdk/bundling.py", "elsai/local/runtime.py",
         "elsai_lambdas/agent_handler.py", "elsai_lambdas/api_handler.py",
         "elsai_lambdas/jobs_api/routes/__init__.py", "elsai_lambdas/lock-py312.txt",
-        "elsai/agent/__init__.py",
+        "elsai/agent/__init__.py", "elsai/cli/sessions/__init__.py",
+        "elsai/local/default_service.template.json",
     ):  # fmt: skip
         assert expected in names, expected
     assert not [n for n in names if n.startswith(("tests/", "infra/", "examples/", "lambdas/"))]
