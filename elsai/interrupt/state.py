@@ -60,11 +60,12 @@ class InterruptState:
     def pause(self, completed: list[ToolResult], raised: list[Interrupt]) -> None:
         """A batch stopped for human input: keep what finished, wait for `raised`.
 
-        Responses already given to interrupts that were raised again stay; the rest go.
+        The answers given so far stay until the batch finishes: a tool that asks once per
+        item re-runs from its first ask, and each earlier ask must get its own answer again
+        (never another ask's), while the new asks wait.
         """
         self.completed.update({r["toolUseId"]: r for r in completed})
         self.pending = {i.id: i for i in raised}
-        self.responses = {k: v for k, v in self.responses.items() if k in self.pending}
 
     def clear(self) -> None:
         """Forget everything (the interrupted batch finished)."""
