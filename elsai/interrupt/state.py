@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from elsai.interrupt.model import Interrupt, InterruptError, InterruptSignal
-from elsai.types import ContentBlock, ToolResult
+from elsai.types import ContentBlock, Message, ToolResult
 
 
 class InterruptState:
@@ -20,6 +20,8 @@ class InterruptState:
         self.responses: dict[str, Any] = {}
         #: Results of tools in the interrupted batch that completed (not re-run on resume).
         self.completed: dict[str, ToolResult] = {}
+        #: Interrupts found already answered on load (see `settle_if_answered`).
+        self.settled: set[str] = set()
 
     @property
     def active(self) -> bool:
@@ -66,6 +68,35 @@ class InterruptState:
         """
         self.completed.update({r["toolUseId"]: r for r in completed})
         self.pending = {i.id: i for i in raised}
+
+    def settle_if_answered(self, last: Message | None) -> bool:
+        """Forget pending interrupts whose batch's results are already stored (True if so).
+
+        A process that died after storing the answered batch's results but before agent.json
+        caught up leaves interrupts that are no longer pending; a retry must go on from the
+        stored results instead of running the batch again. Their ids stay in `settled`, so
+        the retry's repeated answers are recognised.
+        """
+        if not self.pending or last is None or last.get("role") != "user":
+            return False
+        answered = {
+            block["toolResult"].get("toolUseId")
+            for block in last.get("content", [])
+            if isinstance(block, dict) and isinstance(block.get("toolResult"), dict)
+        }
+        if not all(i.tool_use_id in answered for i in self.pending.values()):
+            return False
+        settled = set(self.pending)
+        self.clear()
+        self.settled = settled
+        return True
+
+    def repeated_answers(self, content: list[ContentBlock]) -> bool:
+        """True if `content` only answers interrupts that were settled on load (a retry)."""
+        ids = [
+            b["interruptResponse"].get("interruptId") for b in content if "interruptResponse" in b
+        ]
+        return bool(ids) and all(i in self.settled for i in ids)
 
     def clear(self) -> None:
         """Forget everything (the interrupted batch finished)."""

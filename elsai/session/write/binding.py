@@ -147,6 +147,7 @@ class SessionBinding:
         if records:
             self._last_record, self._last_version = records[-1], window.last_version
             self.last_message = records[-1].as_message()
+        agent.interrupts.settle_if_answered(self.last_message)  # a crash before agent.json
         for message_record in records:
             for invocation in message_record.invocation_ids:
                 self._remember(invocation)
