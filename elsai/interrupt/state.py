@@ -93,9 +93,8 @@ class InterruptState:
 
     def repeated_answers(self, content: list[ContentBlock]) -> bool:
         """True if `content` only answers interrupts that were settled on load (a retry)."""
-        ids = [
-            b["interruptResponse"].get("interruptId") for b in content if "interruptResponse" in b
-        ]
+        responses = [b.get("interruptResponse") for b in content if "interruptResponse" in b]
+        ids = [r.get("interruptId") if isinstance(r, dict) else None for r in responses]
         return bool(ids) and all(i in self.settled for i in ids)
 
     def clear(self) -> None:
