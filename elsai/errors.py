@@ -50,6 +50,14 @@ class AgentInUseError(SessionConflictError):
     """
 
 
+class AgentOutOfSyncError(ElsaiError):
+    """A message write of this agent object failed, so its memory may hold what the store lacks.
+
+    The object refuses further invocations (it would write past the gap): rebuild the agent
+    with the same session_id and agent_id, which loads what is stored, and invoke it again.
+    """
+
+
 class InvocationMismatchError(ElsaiError, ValueError):
     """An invocation_id the session already recorded was reused with a different prompt.
 

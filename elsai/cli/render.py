@@ -6,7 +6,6 @@ complete so grep, diff and files see every character.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import shutil
@@ -17,6 +16,7 @@ from typing import Any, TextIO
 
 from elsai.checkpoint.model import Checkpoint
 from elsai.session.inspect.check import NextInvoke, Problem
+from elsai.session.layout.records import encode_value
 
 _CODES = {
     "bold": "1",
@@ -80,14 +80,11 @@ def compact(value: Any) -> str:
 
 
 def to_json(value: Any) -> str:
-    """Machine output: bytes travel as {"__bytes__": base64}, as they are stored."""
+    """Machine output in the stored encoding (elsai.session.layout.records).
 
-    def default(obj: Any) -> Any:
-        if isinstance(obj, bytes | bytearray):
-            return {"__bytes__": base64.b64encode(bytes(obj)).decode()}
-        raise TypeError(f"{type(obj).__name__} is not JSON-serialisable")
-
-    return json.dumps(value, default=default, ensure_ascii=False)
+    Bytes travel as {"__bytes__": base64}; dicts of the data shaped like a marker are escaped.
+    """
+    return json.dumps(encode_value(value), ensure_ascii=False)
 
 
 def iso(ts: float | None) -> str:

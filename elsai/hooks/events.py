@@ -89,8 +89,10 @@ class BeforeToolCallEvent(HookEvent):
         from elsai.interrupt.model import Interrupt
 
         use_id = self.tool_use["toolUseId"] if self.tool_use else ""
+        ordinal = getattr(self, "_asks", 0)
+        object.__setattr__(self, "_asks", ordinal + 1)  # not a hook-writable field
         return self.agent.interrupts.raise_or_answer(
-            Interrupt.for_tool(use_id, name, reason, source="hook")
+            Interrupt.for_tool(use_id, name, reason, source="hook", ordinal=ordinal)
         )
 
 

@@ -16,7 +16,13 @@ class InterruptError(ElsaiError):
 
 @dataclass(frozen=True)
 class Interrupt:
-    """`id` is stable: the same tool call raising the same name again gets the same id."""
+    """One ask of a person; `id` names exactly that ask.
+
+    The id is derived from the tool call, the name, the ask's ordinal within the call (the
+    first, second, ... `interrupt()` the call makes) and a digest of the reason, so a tool
+    that asks once per item gets one interrupt per item, each answered on its own, and a
+    re-run of the same call (after the answer, or after a crash) asks the same ids again.
+    """
 
     id: str
     name: str
@@ -24,13 +30,22 @@ class Interrupt:
     tool_use_id: str | None = None
 
     @classmethod
-    def for_tool(cls, tool_use_id: str, name: str, reason: Any, source: str = "tool") -> Interrupt:
-        """An interrupt raised by tool call `tool_use_id`; the reason must be JSON-serialisable."""
+    def for_tool(
+        cls, tool_use_id: str, name: str, reason: Any, source: str = "tool", ordinal: int = 0
+    ) -> Interrupt:
+        """Ask number `ordinal` (from 0) of tool call `tool_use_id`.
+
+        The reason must be JSON-serialisable, and the same when the call runs again: an
+        answer is returned only to the ask (same call, ordinal, name and reason) it was
+        given for.
+        """
         try:
-            json.dumps(reason)
+            canonical = json.dumps(reason, sort_keys=True, separators=(",", ":"))
         except (TypeError, ValueError) as exc:
             raise TypeError(f"interrupt reason must be JSON-serialisable: {exc}") from exc
-        digest = hashlib.sha256(f"{source}\x1f{tool_use_id}\x1f{name}".encode()).hexdigest()[:24]
+        reason_digest = hashlib.sha256(canonical.encode()).hexdigest()
+        raw = f"{source}\x1f{tool_use_id}\x1f{name}\x1f{ordinal}\x1f{reason_digest}"
+        digest = hashlib.sha256(raw.encode()).hexdigest()[:24]
         return cls(id=f"interrupt-{digest}", name=name, reason=reason, tool_use_id=tool_use_id)
 
     def to_dict(self) -> dict[str, Any]:

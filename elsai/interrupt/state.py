@@ -10,7 +10,7 @@ from typing import Any
 
 from elsai.interrupt.limits import check_payload
 from elsai.interrupt.model import Interrupt, InterruptError, InterruptSignal
-from elsai.types import ContentBlock, ToolResult
+from elsai.types import ContentBlock, Message, ToolResult
 
 
 class InterruptState:
@@ -24,6 +24,8 @@ class InterruptState:
         #: Set by a runtime that carries pending interrupts in a small place (None: no cap);
         #: `pause` refuses larger ones before anything changes (elsai.interrupt.limits).
         self.max_pending_bytes: int | None = None
+        #: Interrupts found already answered on load (see `settle_if_answered`).
+        self.settled: set[str] = set()
 
     @property
     def active(self) -> bool:
@@ -64,7 +66,9 @@ class InterruptState:
     def pause(self, completed: list[ToolResult], raised: list[Interrupt]) -> None:
         """A batch stopped for human input: keep what finished, wait for `raised`.
 
-        Responses already given to interrupts that were raised again stay; the rest go.
+        The answers given so far stay until the batch finishes: a tool that asks once per
+        item re-runs from its first ask, and each earlier ask must get its own answer again
+        (never another ask's), while the new asks wait.
         Interrupts over `max_pending_bytes` raise InterruptPayloadTooLargeError first, with
         nothing changed: the agent is not left waiting for them.
         """
@@ -72,7 +76,34 @@ class InterruptState:
             check_payload([i.to_dict() for i in raised], self.max_pending_bytes)
         self.completed.update({r["toolUseId"]: r for r in completed})
         self.pending = {i.id: i for i in raised}
-        self.responses = {k: v for k, v in self.responses.items() if k in self.pending}
+
+    def settle_if_answered(self, last: Message | None) -> bool:
+        """Forget pending interrupts whose batch's results are already stored (True if so).
+
+        A process that died after storing the answered batch's results but before agent.json
+        caught up leaves interrupts that are no longer pending; a retry must go on from the
+        stored results instead of running the batch again. Their ids stay in `settled`, so
+        the retry's repeated answers are recognised.
+        """
+        if not self.pending or last is None or last.get("role") != "user":
+            return False
+        answered = {
+            block["toolResult"].get("toolUseId")
+            for block in last.get("content", [])
+            if isinstance(block, dict) and isinstance(block.get("toolResult"), dict)
+        }
+        if not all(i.tool_use_id in answered for i in self.pending.values()):
+            return False
+        settled = set(self.pending)
+        self.clear()
+        self.settled = settled
+        return True
+
+    def repeated_answers(self, content: list[ContentBlock]) -> bool:
+        """True if `content` only answers interrupts that were settled on load (a retry)."""
+        responses = [b.get("interruptResponse") for b in content if "interruptResponse" in b]
+        ids = [r.get("interruptId") if isinstance(r, dict) else None for r in responses]
+        return bool(ids) and all(i in self.settled for i in ids)
 
     def clear(self) -> None:
         """Forget everything (the interrupted batch finished)."""

@@ -81,13 +81,16 @@ class EventLoop:
             # (finished tools reuse their stored results) and sees the responses.
             interrupts.accept_responses(inv.input_content)
             new_content = []
-            async for event in self._run_tools(self._last(), queued=[]):
+            async for event in self._run_tools(self._last(), queued=[], answering=True):
                 yield event
             self.cycle += 1
         else:
             if plan.position is None:
                 async for event in transcript.repair_orphan():
                     yield event
+            if interrupts.repeated_answers(new_content):
+                # A retry of answers whose batch's results were stored before a crash.
+                new_content = [b for b in new_content if "interruptResponse" not in b]
             if any("interruptResponse" in b for b in new_content):
                 raise InterruptError(
                     "interrupt responses were given but this agent has no pending interrupts"
@@ -176,8 +179,14 @@ class EventLoop:
             yield Done("paused" if self._stop_requested() else None)
 
     async def _run_tools(
-        self, assistant: Message, queued: list[ContentBlock]
+        self, assistant: Message, queued: list[ContentBlock], *, answering: bool = False
     ) -> AsyncIterator[StreamEvent]:
+        """Run the tools of `assistant`; store their results with `queued` input after them.
+
+        `answering`: the batch runs with interrupt answers, so its results record this
+        invocation (a retry with the same invocation id then resumes instead of answering
+        again).
+        """
         batch = Relay(self.tools.run_batch(tool_uses(assistant)))
         async for event in batch:
             yield event
@@ -190,7 +199,8 @@ class EventLoop:
             return
         self.deps.interrupts.clear()
         content: list[ContentBlock] = [{"toolResult": r} for r in outcome.finished]
-        async for event in self._after_tools([*content, *queued], queued=bool(queued)):
+        record = bool(queued) or answering
+        async for event in self._after_tools([*content, *queued], record=record):
             yield event
         # Checked only now, so a failed structured output still leaves every toolUse answered.
         self._raise_if_structured_output_exhausted()
@@ -223,10 +233,13 @@ class EventLoop:
         return self.store.boundary("after_model", self.cycle)
 
     async def _after_tools(
-        self, content: list[ContentBlock], *, queued: bool
+        self, content: list[ContentBlock], *, record: bool
     ) -> AsyncIterator[StreamEvent]:
-        """BOUNDARY after_tools: the tool results (and queued input) are durable."""
-        invocation_id = self.inv.invocation_id if queued else None
+        """BOUNDARY after_tools: the tool results (and queued input) are durable.
+
+        `record`: the message carries this invocation's input (queued text, or answers).
+        """
+        invocation_id = self.inv.invocation_id if record else None
         async for event in self.transcript.append(
             {"role": "user", "content": content}, invocation_id=invocation_id
         ):

@@ -11,7 +11,6 @@ of silently clobbering the cursor.
 
 from __future__ import annotations
 
-import base64
 import json
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -21,7 +20,7 @@ from elsai.checkpoint.model import utc_now
 from elsai.interrupt.model import interrupt_dict
 from elsai.multiagent.base import NodeResult, Status, Task, restored_agent_result, usage_dict
 from elsai.schema import require_schema_version
-from elsai.session.layout.records import SessionCorruptError
+from elsai.session.layout.records import SessionCorruptError, decode_value, encode_value
 
 if TYPE_CHECKING:
     from elsai.session.manager import SessionManager
@@ -160,33 +159,13 @@ class SwarmCursor(CursorRecord):
 
 
 def encode_task(task: Task) -> Any:
-    """JSON-ready task: bytes (images, documents) become {"__bytes__": <base64>}."""
-
-    def walk(value: Any) -> Any:
-        if isinstance(value, bytes | bytearray):
-            return {"__bytes__": base64.b64encode(bytes(value)).decode()}
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [walk(v) for v in value]
-        return value
-
-    return walk(task)
+    """JSON-ready task: bytes (images, documents) stored as the session's records store them."""
+    return encode_value(task)
 
 
 def decode_task(value: Any) -> Task:
     """The task `encode_task` stored, with its bytes restored."""
-
-    def walk(item: Any) -> Any:
-        if isinstance(item, dict):
-            if len(item) == 1 and "__bytes__" in item:
-                return base64.b64decode(item["__bytes__"])
-            return {k: walk(v) for k, v in item.items()}
-        if isinstance(item, list):
-            return [walk(v) for v in item]
-        return item
-
-    decoded = walk(value)
+    decoded = decode_value(value)
     if not isinstance(decoded, str | list):
         raise SessionCorruptError(
             f"multi_agent.json task must be text or content blocks, got {type(decoded).__name__}"

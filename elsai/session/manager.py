@@ -15,7 +15,8 @@ from elsai.ids import validate_id
 from elsai.session.layout import keys
 from elsai.session.layout.records import SessionRecord, load
 from elsai.session.storage.base import StorageBackend
-from elsai.session.write.binding import BoundAgent, SessionBinding
+from elsai.session.write.binding import SessionBinding
+from elsai.session.write.bound import BoundAgent
 from elsai.session.write.lease import DEFAULT_LEASE_SECONDS
 from elsai.session.write.session_record import create_session_record
 from elsai.session.write.settings import BindingSettings

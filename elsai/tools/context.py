@@ -16,6 +16,8 @@ class ToolContext:
     tool_use: ToolUse
     agent: AgentView
     invocation_state: dict[str, Any] = field(default_factory=dict)
+    #: How many times this call asked so far: each ask is its own interrupt.
+    _asks: int = field(default=0, init=False, repr=False)
 
     @property
     def tool_use_id(self) -> str:
@@ -26,12 +28,15 @@ class ToolContext:
         """Ask a human for input.
 
         Returns their response if the agent was resumed with one; otherwise pauses this tool
-        (the invocation stops with stop_reason "interrupt").
+        (the invocation stops with stop_reason "interrupt"). Each call of `interrupt` is its own
+        ask (one per item of a loop, say), answered on its own; `reason` must be the same when
+        the tool runs again, since the answer belongs to the ask it was given for.
         """
         from elsai.interrupt.model import Interrupt
 
+        ordinal, self._asks = self._asks, self._asks + 1
         return self.agent.interrupts.raise_or_answer(
-            Interrupt.for_tool(self.tool_use_id, name, reason)
+            Interrupt.for_tool(self.tool_use_id, name, reason, ordinal=ordinal)
         )
 
     @property

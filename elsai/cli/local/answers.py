@@ -1,9 +1,9 @@
 """`elsai local run` with your own agent, and `--answer`: finish a waiting job from the CLI.
 
 The local runtime lives only as long as the command, so a second run replays the job from
-the start on a fresh moto; interrupt ids are derived from the tool call and the interrupt's
-name, so the same job asks the same ids again and the answers given on the command line
-are posted as soon as it asks.
+the start on a fresh moto; interrupt ids are derived from the tool call, the interrupt's
+name, its order among the call's asks and its reason, so the same job asks the same ids
+again and the answers given on the command line are posted as soon as it asks.
 """
 
 from __future__ import annotations

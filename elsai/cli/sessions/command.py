@@ -1,6 +1,7 @@
-"""`elsai sessions ls|show|tail|check`: look at what durable agents did, locally or on S3.
+"""`elsai sessions ls|show|tail|check|redact`: look at what durable agents did, locally or on S3.
 
-Read-only by design: it never repairs or rewrites a store, so it is safe to point at a live job.
+Read-only by design, except `redact` (elsai.cli.sessions.redact), which rewrites one message on
+request: the others never repair or rewrite a store, so they are safe to point at a live job.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from elsai.cli.render import (
     write,
 )
 from elsai.cli.sessions.listing import ls_entry, only_agent
+from elsai.cli.sessions.redact import add_arguments as redact_arguments
+from elsai.cli.sessions.redact import run as redact_run
 from elsai.cli.sessions.store import CliError, Store, open_store
 from elsai.errors import ElsaiError
 from elsai.session.inspect.check import (
@@ -38,7 +41,7 @@ Handler = Callable[[argparse.Namespace, Store, Style], int]
 
 
 def register(groups: Any) -> None:
-    """Add `elsai sessions ...` (ls, show, check, tail) to the CLI."""
+    """Add `elsai sessions ...` (ls, show, check, tail, redact) to the CLI."""
     parser = groups.add_parser(
         "sessions",
         help="inspect stored sessions (local directory or S3)",
@@ -88,6 +91,9 @@ def register(groups: Any) -> None:
     check = _command(commands, "check", "validate layout, schema and transcript shape", _check)
     check.add_argument("session", help="session id")
     check.add_argument("--agent", metavar="ID", help="only this agent (and session-level files)")
+    redact_arguments(
+        _command(commands, "redact", "replace a stored message's text (and its copies)", redact_run)
+    )
 
 
 def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:

@@ -22,7 +22,8 @@ from elsai.session.inspect.snapshot import (
     load_session,
 )
 from elsai.session.layout import keys
-from elsai.session.layout.records import MessageRecord
+from elsai.session.layout.records import MessageRecord, decode_value
+from elsai.session.read.segments import SegmentInvalid, parse
 from elsai.session.storage.base import StorageBackend
 from elsai.types import ToolUse, tool_results, tool_uses
 
@@ -89,12 +90,43 @@ def check_agent(storage: StorageBackend, session_id: str, agent: AgentSnapshot) 
             errors = _message_errors(agent, i, current, decision)
             out += [Problem("error", path, message) for message in errors]
     out += _bookmark_problems(storage, session_id, agent)
+    out += _segment_problems(storage, session_id, agent)
     last = agent.last_message
     if agent.pending_interrupts and not (last and last["role"] == "assistant" and tool_uses(last)):
         why = "interrupt_state has pending interrupts but the last message is not an assistant toolUse"
         out.append(
             Problem("warning", storage.describe(keys.agent_key(session_id, agent.agent_id)), why)
         )
+    return out
+
+
+def _segment_problems(
+    storage: StorageBackend, session_id: str, agent: AgentSnapshot
+) -> list[Problem]:
+    """Segments whose copy of a message differs from its file (e.g. the file was edited by hand).
+
+    A resume would be fed the copy, so this is an error; `elsai sessions redact` rewrites a
+    message together with its copies, and deleting the segments folder loses nothing.
+    """
+    out = []
+    for key in sorted(storage.list(keys.segments_prefix(session_id, agent.agent_id))):
+        span, found = keys.segment_range(key), storage.read(key)
+        if span is None or found is None:
+            continue
+        try:
+            records = parse(found.data, *span)
+        except SegmentInvalid:
+            continue  # a reader ignores it (with a warning) and reads the files
+        for index, raw in enumerate(records, start=span[0]):
+            stored = agent.messages.get(index)
+            if stored is not None and MessageRecord.model_validate(decode_value(raw)) != stored:
+                why = (
+                    f"its copy of message_{index}.json differs from the file, and a resume reads "
+                    "the copy: rewrite that message with `elsai sessions redact`, or delete this "
+                    "agent's segments folder"
+                )
+                out.append(Problem("error", storage.describe(key), why))
+                break
     return out
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 _MESSAGE_RE = re.compile(r"message_(\d+)\.json$")
+_SEGMENT_RE = re.compile(r"segments/segment_(\d+)_(\d+)\.json$")
 #: A segment file relative to its agent folder (for layout checks that list a session).
 SEGMENT_FILE_PATTERN = r"segments/segment_(?:0|[1-9]\d*)_[1-9]\d*\.json"
 
@@ -81,6 +82,12 @@ def segments_prefix(session_id: str, agent_id: str) -> str:
 def segment_key(session_id: str, agent_id: str, start: int, end: int) -> str:
     """The segment holding copies of messages [start, end)."""
     return f"{segments_prefix(session_id, agent_id)}segment_{start}_{end}.json"
+
+
+def segment_range(key: str) -> tuple[int, int] | None:
+    """The [start, end) of `.../segment_<start>_<end>.json`, or None for any other key."""
+    match = _SEGMENT_RE.search(key)
+    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def message_index(key: str) -> int | None:

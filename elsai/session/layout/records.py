@@ -1,12 +1,17 @@
 """Persisted records (pydantic) and their JSON encoding.
 
 Message content may hold raw bytes (images, documents); JSON cannot, so bytes are stored as
-`{"__bytes__": "<base64>"}` and restored on read.
+`{"__bytes__": "<base64>"}` and restored on read. The encoding is unambiguous: a dict of the
+data itself whose only key is a marker (`__bytes__`, or the escape `__elsai_dict__`) is stored
+escaped, as `{"__elsai_dict__": [key, value]}`, so tool results or state can never pass for
+bytes. Stores written before the escape existed still load: there a marker dict whose value is
+not valid base64 can only be data, and stays a dict.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 from typing import Any, TypeVar
 
@@ -70,21 +75,59 @@ class MessageRecord(BaseModel):
         return self.message  # type: ignore[return-value]
 
 
-def _encode_default(value: Any) -> Any:
+#: The stored form of bytes, and the escape of a data dict that would read as a marker.
+BYTES_KEY, ESCAPE_KEY = "__bytes__", "__elsai_dict__"
+_MARKERS = frozenset({BYTES_KEY, ESCAPE_KEY})
+
+
+def encode_value(value: Any) -> Any:
+    """`value` made JSON-ready: bytes as base64 markers, marker-shaped dicts escaped."""
     if isinstance(value, bytes | bytearray):
-        return {"__bytes__": base64.b64encode(bytes(value)).decode()}
-    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
+        return {BYTES_KEY: base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, dict):
+        encoded = {k: encode_value(v) for k, v in value.items()}
+        if len(encoded) == 1:
+            ((key, item),) = encoded.items()
+            if key in _MARKERS:
+                return {ESCAPE_KEY: [key, item]}
+        return encoded
+    if isinstance(value, list | tuple):
+        return [encode_value(v) for v in value]
+    return value
 
 
 def _decode_hook(obj: dict[str, Any]) -> Any:
-    if len(obj) == 1 and "__bytes__" in obj:
-        return base64.b64decode(obj["__bytes__"])
+    """One stored JSON object as data (`json.loads` calls it innermost first)."""
+    if len(obj) != 1:
+        return obj
+    ((key, item),) = obj.items()
+    if key == BYTES_KEY and isinstance(item, str):
+        try:
+            return base64.b64decode(item, validate=True)
+        except (binascii.Error, ValueError):
+            return obj  # only an older store holds this unescaped: it is data
+    if key == ESCAPE_KEY and isinstance(item, list) and len(item) == 2 and isinstance(item[0], str):
+        return {item[0]: item[1]}
     return obj
+
+
+def decode_value(value: Any) -> Any:
+    """The inverse of `encode_value` for JSON already parsed without `parse_json`."""
+    if isinstance(value, dict):
+        return _decode_hook({k: decode_value(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return [decode_value(v) for v in value]
+    return value
+
+
+def _unknown_type(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
 def dump(record: BaseModel) -> bytes:
     """A record as the JSON bytes stored for it (bytes values survive as base64)."""
-    return json.dumps(record.model_dump(mode="python"), default=_encode_default, indent=1).encode()
+    encoded = encode_value(record.model_dump(mode="python"))
+    return json.dumps(encoded, default=_unknown_type, indent=1).encode()
 
 
 def parse_json(data: bytes) -> Any:

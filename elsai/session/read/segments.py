@@ -12,8 +12,11 @@ holds copies of messages [a, b) (`keys.segment_key`), written once, never replac
 A reader uses a segment only when it verifies: the name, range and message ids agree, a
 digest of its records matches, its end lies before the last stored message, and any message
 file read anyway holds the same message. Anything else (missing, corrupt, stale) is ignored
-with a warning and the message files are read instead; a segment is never trusted over them.
-`elsai sessions check/show` do not read segments (they are not messages).
+with a warning and the message files are read instead. A message file rewritten after its
+segment was written is not detected by a resume (that would cost a read per message): rewrite
+messages with `elsai sessions redact` (elsai.session.write.redact), which rewrites the segments
+copying them too; `elsai sessions check` reports a segment whose copy differs from its file.
+`elsai sessions show` reads the message files only.
 """
 
 from __future__ import annotations

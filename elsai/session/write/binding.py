@@ -11,55 +11,27 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Protocol
+from collections.abc import Callable
 
-from elsai.checkpoint.config import CheckpointConfig
 from elsai.checkpoint.gate import gate_denial
 from elsai.checkpoint.model import Checkpoint, utc_now
-from elsai.conversation.base import ConversationManager, sanitize_window_start
-from elsai.interrupt.state import InterruptState
+from elsai.conversation.base import sanitize_window_start
+from elsai.errors import AgentOutOfSyncError
 from elsai.session.layout import keys
 from elsai.session.layout.records import AgentRecord, MessageRecord, dump, load
 from elsai.session.read.window import load_window
 from elsai.session.storage.base import StorageBackend, StoredObject
+from elsai.session.write.bound import BoundAgent
 from elsai.session.write.input_ledger import InputLedger
 from elsai.session.write.lease import OwnershipLease
 from elsai.session.write.pending import PendingWrite
 from elsai.session.write.segment_writer import SegmentWriter
 from elsai.session.write.session_record import create_session_record
 from elsai.session.write.settings import BindingSettings
-from elsai.types import AgentView, ContentBlock, Message, Position, ResumePlan, tool_uses
+from elsai.types import ContentBlock, Message, Position, ResumePlan, tool_uses
 
 logger = logging.getLogger("elsai.session")
 MAX_REMEMBERED_INVOCATIONS = 50
-
-
-class BoundAgentConfig(Protocol):
-    """The one setting of an agent's config a binding reads."""
-
-    @property
-    def checkpoint(self) -> CheckpointConfig | None:
-        """Which boundaries get a bookmark (None: no checkpoints)."""
-        ...
-
-
-class BoundAgent(AgentView, Protocol):
-    """What a session binding loads into and saves from: more than hooks see, less than Agent."""
-
-    @property
-    def config(self) -> BoundAgentConfig:
-        """The agent's configuration (only `checkpoint` is read)."""
-        ...
-
-    @property
-    def conversation_manager(self) -> ConversationManager:
-        """Its window state is persisted in agent.json."""
-        ...
-
-    @property
-    def interrupts(self) -> InterruptState:
-        """Pending interrupts are persisted in agent.json."""
-        ...
 
 
 class SessionBinding:
@@ -99,6 +71,8 @@ class SessionBinding:
         self.pending = PendingWrite()
         #: Derived message segments (elsai.session.read.segments), written in the background.
         self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
+        #: Why a message write failed (memory is then ahead of the store); None while in sync.
+        self.out_of_sync: str | None = None
         self._load()
 
     # -- load ----------------------------------------------------------------------------
@@ -147,6 +121,7 @@ class SessionBinding:
         if records:
             self._last_record, self._last_version = records[-1], window.last_version
             self.last_message = records[-1].as_message()
+        agent.interrupts.settle_if_answered(self.last_message)  # a crash before agent.json
         for message_record in records:
             for invocation in message_record.invocation_ids:
                 self._remember(invocation)
@@ -178,6 +153,13 @@ class SessionBinding:
         self, invocation_id: str | None, input_content: list[ContentBlock] | None = None
     ) -> ResumePlan:
         """Take the lease, then the resume gate's verdict (the loop repairs an orphan toolUse)."""
+        if self.out_of_sync is not None:
+            raise AgentOutOfSyncError(
+                f"agent {self.agent_id!r} in session {self.session_id!r}: a message write "
+                f"failed ({self.out_of_sync}), so this object holds messages the store does "
+                "not; nothing was run or written. Rebuild the agent with the same session_id "
+                "and agent_id (it loads what is stored) and invoke it again."
+            )
         self.pending.settle()
         recorded = invocation_id is not None and invocation_id in self.recorded_invocations
         last = self.last_message
@@ -206,10 +188,8 @@ class SessionBinding:
             message=dict(message),
             invocation_ids=[invocation_id] if invocation_id else [],
         )
-        data = dump(record)
-        self._last_version = self.storage.create(
-            keys.message_key(self.session_id, self.agent_id, index), data
-        )
+        data, key = dump(record), keys.message_key(self.session_id, self.agent_id, index)
+        self._last_version = self._message_write(lambda: self.storage.create(key, data))
         self.segments.written(index, data)
         self.next_index = index + 1
         self.last_message, self._last_record = message, record
@@ -229,7 +209,10 @@ class SessionBinding:
         )
         key = keys.message_key(self.session_id, self.agent_id, self.next_index - 1)
         data = dump(record)
-        self._last_version = self.storage.replace(key, data, expected_version=self._last_version)
+        expected = self._last_version
+        self._last_version = self._message_write(
+            lambda: self.storage.replace(key, data, expected_version=expected)
+        )
         self.segments.replaced(self.next_index - 1, data)
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
@@ -332,6 +315,14 @@ class SessionBinding:
         return ResumePlan(position=bookmark.position, cycle_index=bookmark.cycle_index)
 
     # -- writes ----------------------------------------------------------------------------
+
+    def _message_write(self, perform: Callable[[], str]) -> str:
+        """A message write; if it fails, memory is ahead of the store and the object stops."""
+        try:
+            return perform()
+        except Exception as exc:
+            self.out_of_sync = f"{type(exc).__name__}: {exc}"
+            raise
 
     def _write_bookmark(self, bookmark: Checkpoint) -> None:
         self._bookmark_version = self.storage.replace(
