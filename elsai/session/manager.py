@@ -34,11 +34,13 @@ class SessionManager:
     #: Let the after_tools bookmark PUT overlap the next model call (elsai.session.write.pending);
     #: False writes every bookmark in line, before the step that follows it.
     overlap_bookmark: bool = True
-    #: With `overlap_bookmark`, let the after_model bookmark PUT overlap the tools and the
-    #: write of their result too. The trade: a crash inside a tool before that PUT lands
-    #: finds the previous bookmark, so the orphan toolUse is answered "interrupted" instead
-    #: of the tool running again. False writes it before the tools start.
-    overlap_after_model: bool = True
+    #: Opt-in: with `overlap_bookmark`, let the after_model bookmark PUT overlap the tools and
+    #: the write of their result too, saving one round trip per tool batch. The trade: a crash
+    #: inside a tool before that PUT lands (a tool that kills its process at once) finds the
+    #: previous bookmark, so the orphan toolUse is answered "interrupted" instead of the tool
+    #: running again. The default (False) writes it before any tool starts, as the spec's
+    #: "recover mid-tool crashes" needs.
+    overlap_after_model: bool = False
 
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
         self.session_id = validate_id(session_id, "session_id")

@@ -274,6 +274,11 @@ class Swarm(MultiAgentBase):
         return timeout, message
 
     def _input(self, state: SwarmState) -> Task:
+        """The current node's input, built from completed steps only.
+
+        A retry of a failed or interrupted attempt (the same invocation id) gets the same
+        input: its session refuses another prompt under that id.
+        """
         if not state.handoffs:
             return state.task
         last = state.handoffs[-1]
@@ -285,7 +290,7 @@ class Swarm(MultiAgentBase):
             parts.append(
                 "Shared context:\n" + json.dumps(state.shared_context, indent=1, sort_keys=True)
             )
-        parts.append("Agents so far: " + " -> ".join(state.node_history))
+        parts.append("Agents so far: " + " -> ".join(h.from_node for h in state.handoffs))
         return compose_input("\n\n".join(parts), state.task)
 
     def record(self, state: SwarmState, result: NodeResult, handoff: Handoff | None) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain, islice
 
 from elsai.session.layout import keys
 from elsai.session.layout.records import MessageRecord, SessionCorruptError, load
@@ -26,6 +27,10 @@ from elsai.session.storage.base import StorageBackend, StoredObject
 #: Messages a crash can leave after the last recorded count (assistant message, tool results
 #: or a repair); more than that and the loader lists instead.
 PROBES = 3
+#: Message files the first wave may read on a count hint nobody has checked yet. The hint is
+#: stored data (a bookmark may claim 10**12 messages): a wave sized by it is read only when it
+#: is this small; otherwise the hint is confirmed first, with a wave of PROBES + 1 files.
+HINTED_WAVE_FILES = 256
 
 Range = tuple[int, int]
 
@@ -69,12 +74,19 @@ class _Reads:
         return {i: i in self.files for i in indices}
 
 
-def _file_indices(lo: int, hi: int, plan: Sequence[Range]) -> list[int]:
-    """Message files to read for [lo, hi) when `plan` covers part of it (+ each one's last)."""
-    covered: set[int] = set()
+def _file_indices(lo: int, hi: int, plan: Sequence[Range], limit: int | None = None) -> list[int]:
+    """Message files to read for [lo, hi) when `plan` covers part of it (+ each one's last).
+
+    `plan` is sorted and lies in [lo, hi); the work is bounded by the result (at most
+    `limit` indices), never by the width of [lo, hi).
+    """
+    gaps: list[range] = []
+    position = lo
     for a, b in plan:
-        covered.update(range(a, b - 1))
-    return [i for i in range(lo, hi) if i not in covered]
+        gaps.append(range(position, min(a, hi)))
+        position = max(position, b - 1)
+    gaps.append(range(position, hi))
+    return list(islice(chain.from_iterable(gaps), limit))
 
 
 def load_window(
@@ -91,7 +103,10 @@ def load_window(
         # One parallel wave: the window the hint implies, plus the probes past its end.
         first = min(window_start(count_hint), max(count_hint - 1, 0))
         plan = covering(first, count_hint)
-        reads.fetch(_file_indices(first, count_hint + PROBES, plan), plan)
+        wave = _file_indices(first, count_hint + PROBES, plan, HINTED_WAVE_FILES + 1)
+        if len(wave) > HINTED_WAVE_FILES:  # confirm the hint before a wave this wide
+            plan, wave = [], list(range(max(count_hint - 1, 0), count_hint + PROBES))
+        reads.fetch(wave, plan)
         if count_hint == 0 or (count_hint - 1) in reads.files:
             end = count_hint
             while end in reads.files:

@@ -28,7 +28,7 @@ from elsai.session.write.pending import PendingWrite
 from elsai.session.write.segment_writer import SegmentWriter
 from elsai.session.write.session_record import create_session_record
 from elsai.session.write.settings import BindingSettings
-from elsai.types import ContentBlock, Message, Position, ResumePlan, tool_uses
+from elsai.types import ContentBlock, Message, Position, ResumePlan
 
 logger = logging.getLogger("elsai.session")
 MAX_REMEMBERED_INVOCATIONS = 50
@@ -162,11 +162,8 @@ class SessionBinding:
             )
         self.pending.settle()
         recorded = invocation_id is not None and invocation_id in self.recorded_invocations
-        last = self.last_message
-        finished = last is not None and last["role"] == "assistant" and not tool_uses(last)
-        if recorded and finished and input_content and invocation_id is not None:
-            # Only a finished invocation would silently answer the old prompt; an unfinished one
-            # is being retried (e.g. a Swarm node) and resumes from its stored input.
+        if recorded and input_content and invocation_id is not None:
+            # Finished or not, the stored input wins a retry: another prompt would be dropped.
             where = f"session {self.session_id!r} for agent {self.agent_id!r}"
             self.inputs.check(invocation_id, input_content, where)
         if self.lease is not None:

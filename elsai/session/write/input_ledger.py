@@ -2,9 +2,10 @@
 
 An invocation id the session already recorded is not appended again (a retry resumes
 instead). If the caller reuses the id for a *different* prompt, that rule would silently
-answer the old prompt; the jobs API answers 409 for the same mismatch, and so does the SDK,
-with `InvocationMismatchError`, once that invocation has finished. (An unfinished one is a
-retry, e.g. of a Swarm node whose input names the failed attempt: it resumes as before.)
+answer the old prompt (or, for an unfinished run, finish it while the new prompt, say a
+"CANCEL", is dropped); the jobs API answers 409 for the same mismatch, and so does the SDK,
+with `InvocationMismatchError`, finished or not. A retry must repeat its input (a Swarm or
+Graph node builds the same input for the same invocation id).
 """
 
 from __future__ import annotations

@@ -9,7 +9,13 @@ the invocation ends. Another process that finds a live lease gets `AgentInUseErr
 A crashed owner and a slow one look alike from outside, so a lease expires: once
 `expires_at` has passed the next invocation takes it over. Two shortcuts spare the wait when
 it is safe: a retry of the same `invocation_id` (the same Step Functions slice) takes over its
-own lease at once, and an owner on this machine whose process is gone is known to be dead.
+own lease at once, and an owner whose process is gone is known to be dead, but only when its
+pid is provably comparable: the same boot id and the same pid namespace (containers on one host
+share the boot id, not pid numbers). A lease without a pid namespace (written by an earlier
+version, or where /proc has none) is never judged by pid: it is waited out.
+
+A lease that cannot be understood (not JSON, wrong types, a timestamp without a timezone, a pid
+out of range) is unreadable: it says nothing about who is alive, so it is taken over.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import NoReturn
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.errors import AgentInUseError
 from elsai.session.layout import keys
@@ -32,23 +38,36 @@ logger = logging.getLogger("elsai.session")
 
 DEFAULT_LEASE_SECONDS = 30.0
 LEASE_SCHEMA_VERSION = "1.0"
+MAX_PID = 2**31 - 1  # pid_t: a larger number is no process, and os.kill overflows on it
 
 
 class LeaseRecord(BaseModel):
-    """lease.json: who holds the agent and until when (UTC, millisecond ISO-8601)."""
+    """lease.json: who holds the agent and until when (UTC, millisecond ISO-8601).
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    Strict: a field of the wrong type or a time that is not an aware ISO-8601 timestamp makes
+    the whole lease unreadable, never an error on every later attempt to take it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     schema_version: str = LEASE_SCHEMA_VERSION
     owner: str
     invocation_id: str | None = None
-    pid: int
+    pid: int = Field(ge=1, le=MAX_PID)
     host: str
     boot_id: str = ""
+    #: The owner's pid namespace ("pid:[inode]"); "" when unknown (earlier versions).
+    pid_namespace: str = ""
     acquired_at: str
     renewed_at: str
     expires_at: str
     released: bool = False
+
+    @field_validator("acquired_at", "renewed_at", "expires_at")
+    @classmethod
+    def _aware_timestamp(cls, value: str) -> str:
+        _parse_time(value)
+        return value
 
     def expiry(self) -> datetime:
         """When the lease lapses unless renewed."""
@@ -64,7 +83,14 @@ def _format_time(moment: datetime) -> str:
 
 
 def _parse_time(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    """An aware ISO-8601 timestamp, in UTC; ValueError for anything else."""
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        if moment.tzinfo is None or moment.utcoffset() is None:
+            raise ValueError("a timestamp without a timezone")
+        return moment.astimezone(UTC)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(f"not an ISO-8601 timestamp with a timezone: {exc}") from None
 
 
 def _boot_id() -> str:
@@ -72,6 +98,14 @@ def _boot_id() -> str:
     try:
         with open("/proc/sys/kernel/random/boot_id") as f:
             return f.read().strip()
+    except OSError:
+        return ""
+
+
+def _pid_namespace() -> str:
+    """This process's pid namespace ("pid:[inode]"): pids mean the same only within one."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
     except OSError:
         return ""
 
@@ -91,6 +125,15 @@ def _process_gone(pid: int) -> bool:
             return f.read().rsplit(")", 1)[-1].split()[0] == "Z"
     except (OSError, IndexError):
         return False
+
+
+def _same_pid_space(current: LeaseRecord) -> bool:
+    """Whether the owner's pid names a process here: same boot and pid namespace, both known.
+
+    Otherwise a live owner in another container could look dead.
+    """
+    same_boot = bool(current.boot_id) and current.boot_id == _boot_id()
+    return same_boot and bool(current.pid_namespace) and current.pid_namespace == _pid_namespace()
 
 
 class OwnershipLease:
@@ -168,8 +211,7 @@ class OwnershipLease:
             return True  # a retry of the same slice: its previous attempt is over
         if _now() >= current.expiry():
             return True  # the owner stopped renewing: it died or hung
-        same_machine = bool(current.boot_id) and current.boot_id == _boot_id()
-        return same_machine and _process_gone(current.pid)
+        return _same_pid_space(current) and _process_gone(current.pid)
 
     def _parse(self, found: StoredObject | None) -> LeaseRecord | None:
         if found is None:
@@ -205,6 +247,7 @@ class OwnershipLease:
             pid=os.getpid(),
             host=socket.gethostname(),
             boot_id=_boot_id(),
+            pid_namespace=_pid_namespace(),
             acquired_at=stamp,
             renewed_at=stamp,
             expires_at=_format_time(now + timedelta(seconds=self.seconds)),

@@ -21,8 +21,9 @@ class BindingSettings:
     lease_seconds: float | None = DEFAULT_LEASE_SECONDS
     #: Let the after_tools bookmark PUT overlap the next model call.
     overlap_bookmark: bool = True
-    #: With `overlap_bookmark`, let the after_model bookmark PUT overlap the tools too.
-    overlap_after_model: bool = True
+    #: With `overlap_bookmark`, let the after_model bookmark PUT overlap the tools too (opt-in:
+    #: a tool that kills its process before that PUT lands is then not re-run on resume).
+    overlap_after_model: bool = False
 
     def overlaps(self, position: Position) -> bool:
         """Whether the bookmark at `position` is written in the background (PendingWrite)."""

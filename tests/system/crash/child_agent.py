@@ -206,9 +206,6 @@ def build_manager(args: dict[str, Any]) -> Any:
 
 def build_agent(args: dict[str, Any], crash: dict[str, Any] | None) -> Agent:
     manager = build_manager(args)
-    # The matrix counts on every write in one order, and on a tool killed inside finding its
-    # after_model bookmark: that bookmark in line (its overlap: test_overlap_tool.py).
-    manager.overlap_after_model = False
     if args.get("lease") is False:
         manager.lease_seconds = None  # to reach the conditional writes behind the lease
     manager.storage = CrashInjector(manager.storage, args["writes"], crash)

@@ -6,8 +6,9 @@ Children are real processes; they reach the moto server over HTTP through
 
 from __future__ import annotations
 
+import subprocess
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,38 @@ def make_env(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[[str], 
         return h.child_env(endpoint, tmp_path)
 
     return make
+
+
+class Children:
+    """Child processes a test started; every one still running at teardown is killed and reaped.
+
+    A failing assertion (or a timeout) between `start` and the child's end would otherwise leave
+    it running after the suite, holding its store and lease.
+    """
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, argv: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+        """Start `argv` with pipes for its output, owned by this fixture."""
+        proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.procs.append(proc)
+        return proc
+
+    def end_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()  # reaps it and closes its pipes
+
+
+@pytest.fixture
+def children() -> Iterator[Children]:
+    """Start children through this; teardown kills and reaps them, also when the test fails."""
+    started = Children()
+    try:
+        yield started
+    finally:
+        started.end_all()

@@ -241,6 +241,10 @@ def run_child(
         proc.kill()
         out, err = proc.communicate()
         return ChildRun(proc.returncode, proc.pid, out, err, timed_out=True)
+    except BaseException:  # an interrupted test run: never leave the child running
+        proc.kill()
+        proc.communicate()
+        raise
     return ChildRun(proc.returncode, proc.pid, out, err)
 
 

@@ -12,7 +12,8 @@ boundary really overlaps it. `kill_in` says where the process kills itself with 
 
 `state` "in_flight": that bookmark write has started and not landed; "landed": the process
 waits for it to land, then dies. `kill_at` 0 runs to the end (the recovery run); `overlap`
-false writes every bookmark in line.
+false writes every bookmark in line; `overlap_after_model` true opts in to the after_model
+bookmark overlapping the tools (off by default, as in the SDK).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class LoggedStorage(StorageBackend):
         self.changed = threading.Condition()
         #: Set by "result" runs: (message file name that triggers the kill, bookmarks to hold).
         self.kill_after: str | None = None
-        self.hold_after_model_from = 0
+        self.hold_after_model_from = self.held = 0
 
     def read(self, key: str) -> StoredObject | None:
         return self.inner.read(key)
@@ -74,6 +75,10 @@ class LoggedStorage(StorageBackend):
             return str(perform())
         thread = threading.current_thread().name
         behind = thread.startswith("elsai-write-behind")
+        if name == self.kill_after:
+            # The write-behind thread may not have been scheduled yet: this result write is
+            # to pass the held bookmark in flight, so let that bookmark start first.
+            self.wait_for("start", "after_model", self.held)
         if position:
             append_line(self.log, f"bookmark {position}")
         append_line(self.log, f"start {name} {thread}")
@@ -119,12 +124,13 @@ def main(args: dict[str, Any]) -> int:
             session_id="overlap", bucket=args["bucket"], prefix=args["prefix"]
         )
     manager.overlap_bookmark = args.get("overlap", True)
+    manager.overlap_after_model = args.get("overlap_after_model", False)  # the opt-in
     storage = manager.storage = LoggedStorage(manager.storage, args["log"])
     kill_in, kill_at = args.get("kill_in", "model"), args["kill_at"]
     calls = tools = 0
     if kill_in == "result" and kill_at:
         # Tool call N (from 1) follows N after_model bookmarks of this run; hold the N-th.
-        storage.hold_after_model_from = kill_at
+        storage.hold_after_model_from = storage.held = kill_at
         storage.kill_after = f"message_{args.get('first_index', 0) + 2 * kill_at}.json"
 
     def reply(request: Any) -> dict[str, Any] | str:

@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.transcripts import assert_valid_transcript
 from tests.system.crash import crash_harness as h
-from tests.system.crash.overlap_checks import check_overlapped_write_order, check_write_order, run
+from tests.system.crash.overlap_checks import check_write_order, run
 
 CASES = [
     ("file", "both", "in_flight", 2),
@@ -29,14 +29,6 @@ CASES = [
     ("s3", "after_tools", "in_flight", 2),
     ("s3", "both", "landed", 2),
 ]
-
-
-def check_order(position: str, lines: list[str]) -> None:
-    """The strict order where only after_tools bookmarks overlap; the widened one with `both`."""
-    if position == "after_tools":
-        check_write_order(lines)
-    else:
-        check_overlapped_write_order(lines)
 
 
 @pytest.mark.parametrize(("backend", "position", "state", "kill_at"), CASES)
@@ -64,7 +56,7 @@ def test_kill_during_overlapped_bookmark(
     assert lines[started] == "start checkpoint.json elsai-write-behind_0"
     ended = "end checkpoint.json" in lines[started:]
     assert ended == (state == "landed")
-    check_order(position, lines)
+    check_write_order(lines)  # on the defaults only after_tools bookmarks overlap
 
     killed = h.Session.parse("overlap", store.snapshot("overlap"), agent_id="worker")
     assert killed.message_indices == list(range(len(killed.message_indices)))
@@ -81,7 +73,7 @@ def test_kill_during_overlapped_bookmark(
     assert run({**args, "kill_at": 0}, env) == 0
     lines = log.read_text().splitlines()
     assert lines[-1] == "result end_turn"
-    check_order(position, lines)
+    check_write_order(lines)  # on the defaults only after_tools bookmarks overlap
     final = h.Session.parse("overlap", store.snapshot("overlap"), agent_id="worker")
     assert_valid_transcript(final.messages, bookmark=final.bookmark)
     assert h.texts(final.messages[-1]) == ["finished"]

@@ -1,12 +1,13 @@
-"""Position `both`: the after_model bookmark PUT overlaps the tools and the write of their
-result, and a real SIGKILL during that overlap loses nothing.
+"""Position `both`, opted in to `overlap_after_model`: the after_model bookmark PUT overlaps the
+tools and the write of their result, and a real SIGKILL during that overlap loses nothing.
 
 The child (overlap_child.py) kills itself inside a tool while the after_model bookmark naming
 its toolUse is in flight or just landed, or right after that tool's result was stored while the
 bookmark is still held in flight. The parent checks the child's write log (fsync'd, in order)
 and the store: the toolUse was durable before the tool ran, the stored bookmark counts only
 stored messages, and a recovery run ends with a valid transcript in which no tool whose result
-was stored ran again. With overlap off every bookmark is written in line, in strict order.
+was stored ran again. On the defaults, and with overlap off, every after_model bookmark is
+written in line, in strict order.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ AFTER_RESULT = [("file", "both", 1), ("s3", "both", 2), ("s3", "after_model", 3)
 def _args(make_store: Any, tmp_path: Path, backend: str, position: str) -> tuple[Any, dict]:
     store = make_store(backend)
     log = tmp_path / f"writes-{uuid.uuid4().hex[:6]}.log"
-    return store, {**store.child_args("overlap"), "log": str(log), "position": position}
+    args = {**store.child_args("overlap"), "log": str(log), "position": position}
+    return store, {**args, "overlap_after_model": True}  # the opt-in these tests are about
 
 
 def _position(lines: list[str], started: int) -> str:
@@ -120,15 +122,25 @@ def test_kill_after_the_result_was_stored_with_the_after_model_bookmark_in_fligh
 
 
 @pytest.mark.parametrize("backend", ["file", "s3"])
-def test_overlap_off_writes_every_bookmark_in_line(
-    make_store: Any, make_env: Any, tmp_path: Path, backend: str
+@pytest.mark.parametrize("overlap", [False, True], ids=["overlap_off", "defaults"])
+def test_in_line_after_model_bookmarks_keep_the_strict_order(
+    make_store: Any, make_env: Any, tmp_path: Path, backend: str, overlap: bool
 ) -> None:
+    """Overlap off, every bookmark is written in line; on the defaults every after_model one
+    is (only after_tools bookmarks go to the background)."""
     store, args = _args(make_store, tmp_path, backend, "both")
-    assert run({**args, "overlap": False, "kill_at": 0}, make_env(backend)) == 0
+    knobs = {"overlap": overlap, "overlap_after_model": False}
+    assert run({**args, **knobs, "kill_at": 0}, make_env(backend)) == 0
     lines = Path(args["log"]).read_text().splitlines()
     assert lines[-1] == "result end_turn"
     check_write_order(lines)  # the strict rule: nothing starts while a bookmark is in flight
-    starts = [ln for ln in lines if ln.startswith("start checkpoint.json")]
-    assert starts and all(ln == "start checkpoint.json MainThread" for ln in starts)
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("start checkpoint.json")]
+    in_line = [i for i in starts if lines[i] == "start checkpoint.json MainThread"]
+    after_model = [i for i in starts if _position(lines, i) == "after_model"]
+    assert after_model and set(after_model) <= set(in_line)
+    if overlap:
+        assert set(starts) - set(in_line), "on the defaults after_tools bookmarks still overlap"
+    else:
+        assert in_line == starts
     final = h.Session.parse("overlap", store.snapshot("overlap"), agent_id="worker")
     assert_valid_transcript(final.messages, bookmark=final.bookmark)

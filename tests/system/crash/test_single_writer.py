@@ -24,8 +24,11 @@ AGENT = h.AGENT_ID
 
 
 class Harness:
-    def __init__(self, store: h.Store, env: dict[str, str], tmp: Path, session_id: str) -> None:
+    def __init__(
+        self, store: h.Store, env: dict[str, str], tmp: Path, session_id: str, children: Any
+    ) -> None:
         self.store, self.env, self.tmp, self.session_id = store, env, tmp, session_id
+        self.children = children  # the conftest fixture: kills what is left at teardown
 
     def args(self, name: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -48,17 +51,10 @@ class Harness:
 
         `lease=False` turns the ownership lease off, to show the conditional writes behind it.
         """
-        import subprocess
         import sys
 
         args = self.args(name, mode="hold", steps=steps, lease=lease)
-        proc = subprocess.Popen(
-            [sys.executable, h.CHILD, json.dumps(args)],
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        proc = self.children.start([sys.executable, h.CHILD, json.dumps(args)], self.env)
         deadline = time.monotonic() + 30
         while not any(e["event"] == "loaded" for e in h.read_jsonl(Path(args["progress"]))):
             assert proc.poll() is None, proc.communicate()
@@ -85,9 +81,11 @@ def assert_refused(proc: Any) -> str:
 
 
 @pytest.mark.parametrize("backend", ["file", "s3"])
-def test_two_processes_race_one_wins(backend: str, make_store, make_env, tmp_path: Path) -> None:
+def test_two_processes_race_one_wins(
+    backend: str, make_store, make_env, tmp_path: Path, children
+) -> None:
     """Both processes load the finished job, then both send a follow-up at the same moment."""
-    hs = Harness(make_store(backend), make_env(backend), tmp_path, f"race-{backend}")
+    hs = Harness(make_store(backend), make_env(backend), tmp_path, f"race-{backend}", children)
     done = hs.run("setup")
     assert done.returncode == 0, done.stderr
     before = hs.session()
@@ -128,10 +126,12 @@ ZOMBIE_GUARDS = pytest.mark.parametrize("lease", [False, True], ids=["writes", "
 @pytest.mark.parametrize("backend", ["file", "s3"])
 @ZOMBIE_GUARDS
 def test_zombie_first_write_is_a_create(
-    backend: str, lease: bool, make_store, make_env, tmp_path: Path
+    backend: str, lease: bool, make_store, make_env, tmp_path: Path, children
 ) -> None:
     """A loads the finished job and stalls; B completes a follow-up turn; A wakes up."""
-    hs = Harness(make_store(backend), make_env(backend), tmp_path, f"zombie-create-{backend}")
+    hs = Harness(
+        make_store(backend), make_env(backend), tmp_path, f"zombie-create-{backend}", children
+    )
     assert hs.run("setup").returncode == 0
     zombie, go = hs.spawn_holding("A", [follow_up("A")], lease=lease)
     b = hs.run("B", steps=[follow_up("B")])
@@ -149,12 +149,14 @@ def test_zombie_first_write_is_a_create(
 @pytest.mark.parametrize("backend", ["file", "s3"])
 @ZOMBIE_GUARDS
 def test_zombie_first_write_is_a_replace(
-    backend: str, lease: bool, make_store, make_env, tmp_path: Path
+    backend: str, lease: bool, make_store, make_env, tmp_path: Path, children
 ) -> None:
     """The job is paused after its first tool cycle. A loads and stalls; B sends the second
     invocation (its text merges into the stored toolResult message: a replace) and finishes the
     job; A wakes up and tries the same merge against the version it read."""
-    hs = Harness(make_store(backend), make_env(backend), tmp_path, f"zombie-replace-{backend}")
+    hs = Harness(
+        make_store(backend), make_env(backend), tmp_path, f"zombie-replace-{backend}", children
+    )
     paused = hs.run("setup", steps=[1])
     assert paused.returncode == 0, paused.stderr
     zombie, go = hs.spawn_holding("A", [2], lease=lease)

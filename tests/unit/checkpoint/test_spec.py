@@ -362,14 +362,13 @@ def test_checkpoint_instance_is_type_error(tmp_path: Path) -> None:
 
 def test_checkpoint_write_failing_mid_loop_propagates(build: Any, store: Path, ledger: Any) -> None:
     manager = FileSessionManager(session_id="my-job", storage_dir=str(store))
-    manager.overlap_bookmark = False  # in line: the loop stops before the tool runs
     counting = CountingStorage(manager.storage)
     manager.storage = counting
     agent = build([tool_call("t1", city="Paris"), "done"], manager=manager)
     counting.fail_writes_to = lambda key: key.endswith("checkpoint.json")
     with pytest.raises(OSError, match="disk full"):
         agent("weather?")
-    assert ledger.runs == []  # the loop stopped at the failed after_model bookmark
+    assert ledger.runs == []  # in line (the default): the loop stopped before the tool ran
     assert len(stored_messages(store)) == 2  # messages were written first
 
 

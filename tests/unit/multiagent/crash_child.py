@@ -27,12 +27,6 @@ SESSION = "job-9"
 RESEARCH_NOTE = "Research note: Sunny, 72F in Paris."
 
 
-# This proof kills node 2 inside its tool and expects its after_model bookmark durable: that
-# bookmark in line (overlapped, a kill before it lands is covered by tests/system/crash/
-# test_overlap_tool.py). A class default, in this child process only.
-FileSessionManager.overlap_after_model = False
-
-
 def main(scenario: str, phase: int, store: Path, ledger_path: Path) -> None:
     def log(event: str, **fields: Any) -> None:
         with open(ledger_path, "a") as f:

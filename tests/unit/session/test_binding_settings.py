@@ -24,22 +24,23 @@ def _bind(manager: FileSessionManager) -> SessionBinding:
     return binding
 
 
-def test_defaults_overlap_both_bookmarks_and_take_a_lease(tmp_path: Path) -> None:
+def test_defaults_overlap_only_the_after_tools_bookmark_and_take_a_lease(tmp_path: Path) -> None:
+    """No tool starts before its after_model bookmark is durable unless the user opts in."""
     settings = _bind(FileSessionManager("s", str(tmp_path))).settings
     assert settings == BindingSettings()
     assert settings.lease_seconds == 30.0
-    assert settings.overlaps("after_tools") and settings.overlaps("after_model")
+    assert settings.overlaps("after_tools") and not settings.overlaps("after_model")
 
 
 def test_manager_knobs_are_frozen_into_the_binding(tmp_path: Path) -> None:
     manager = FileSessionManager("s", str(tmp_path))
     manager.lease_seconds = None
-    manager.overlap_after_model = False
+    manager.overlap_after_model = True  # the opt-in
     binding = _bind(manager)
-    assert binding.settings == BindingSettings(lease_seconds=None, overlap_after_model=False)
+    assert binding.settings == BindingSettings(lease_seconds=None, overlap_after_model=True)
     assert binding.lease is None
     assert binding.settings.overlaps("after_tools")
-    assert not binding.settings.overlaps("after_model")
+    assert binding.settings.overlaps("after_model")
     manager.overlap_bookmark = False  # a later change is for the next binding only
     assert binding.settings.overlap_bookmark
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -49,5 +50,6 @@ def test_manager_knobs_are_frozen_into_the_binding(tmp_path: Path) -> None:
 def test_no_overlap_writes_every_bookmark_in_line(tmp_path: Path) -> None:
     manager = FileSessionManager("s", str(tmp_path))
     manager.overlap_bookmark = False
+    manager.overlap_after_model = True  # needs overlap_bookmark
     settings = _bind(manager).settings
     assert not settings.overlaps("after_tools") and not settings.overlaps("after_model")

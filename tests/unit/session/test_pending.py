@@ -64,7 +64,7 @@ def _use(i: int) -> dict[str, Any]:
 
 
 def _agent(
-    tmp_path: Path, fail_at: int, position: str = "after_tools", overlap_after_model: bool = True
+    tmp_path: Path, fail_at: int, position: str = "after_tools", overlap_after_model: bool = False
 ) -> tuple[Agent, FailingBookmarks]:
     manager = FileSessionManager(session_id="s", storage_dir=str(tmp_path))
     manager.overlap_after_model = overlap_after_model
