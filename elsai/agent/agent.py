@@ -21,6 +21,7 @@ from elsai.loop.loop import EventLoop, drain
 from elsai.loop.messages import user_content_from_prompt
 from elsai.loop.persistence import LoopPersistence, NoPersistence
 from elsai.models.base import Model
+from elsai.telemetry.otel import OtelTracing, default_tracing, explicit_tracing
 from elsai.tools.executor import resolve_executor
 from elsai.tools.registry import ToolRegistry
 from elsai.types import (
@@ -78,6 +79,7 @@ class Agent:
         self.hooks = HookRegistry()
         for provider in self.config.hooks:
             self.hooks.add_hook(provider)
+        self._tracing: OtelTracing | None = explicit_tracing(self.config.hooks)
         if self.config.conversation_manager is None:
             from elsai.conversation.sliding_window import SlidingWindowConversationManager
 
@@ -119,6 +121,21 @@ class Agent:
     def tool_names(self) -> list[str]:
         """Names of the registered tools."""
         return list(self.tool_registry.names)
+
+    def attach_tracing(self) -> OtelTracing | None:
+        """The OtelTracing this agent emits through, attaching one if the app now has a provider.
+
+        Libraries emit through the OpenTelemetry API once the application has configured a
+        tracer provider, so no per-agent wiring is needed: an explicit `OtelTracing` hook wins,
+        `AgentConfig(tracing=False)` keeps the automatic one off. Cheap when nothing is set up:
+        opentelemetry is never imported here.
+        """
+        if self._tracing is None and self.config.tracing:
+            tracing = default_tracing()
+            if tracing is not None:
+                self.hooks.add_hook(tracing)
+                self._tracing = tracing
+        return self._tracing
 
     def tool_specs_for_history(self) -> list[ToolSpec]:
         """Tool specs to send with a history that contains tool calls (e.g. to summarize it)."""
@@ -170,6 +187,7 @@ class Agent:
                 "Await the first call or use a second agent."
             )
         try:
+            self.attach_tracing()
             content = user_content_from_prompt(prompt)
             before = await self.hooks.invoke(
                 BeforeInvocationEvent(

@@ -26,6 +26,9 @@ class AgentConfig:
     `tool_choice` ("auto", "any", or `{"tool": {"name": ...}}`, the Converse shapes) is the
     default for every invocation; with `tool_choice_first_only` it forces only the model call
     that answers the user's input, so a forced run can still end its turn.
+
+    `tracing=False` stops the agent from attaching OpenTelemetry tracing by itself when the
+    application has set a global tracer provider; an `OtelTracing` in `hooks` still traces.
     """
 
     agent_id: str = "default"
@@ -40,6 +43,7 @@ class AgentConfig:
     structured_output_retries: int = 3
     tool_choice: ToolChoice | str | None = None
     tool_choice_first_only: bool = False
+    tracing: bool = True
 
     def __post_init__(self) -> None:
         self.validate()
@@ -51,6 +55,11 @@ class AgentConfig:
         from elsai.types import parse_tool_choice
 
         validate_id(self.agent_id, "agent_id")
+        if not isinstance(self.tracing, bool):
+            raise TypeError(
+                f"tracing= takes True or False, not {type(self.tracing).__name__}; "
+                "pass an OtelTracing(...) in hooks= to configure spans"
+            )
         self.tool_choice = parse_tool_choice(self.tool_choice)
         if self.checkpoint is not None and not isinstance(self.checkpoint, CheckpointConfig):
             raise TypeError(

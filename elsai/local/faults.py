@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from elsai.serverless.contract import RUN_SLICE
+from elsai.serverless.contract import NODE_SLICE, RUN_SLICE
 
 FAULT_ENV = "ELSAI_LOCAL_FAULT"
 
@@ -96,10 +96,13 @@ def kill_in_tool(n: int = 2, *, slice: int = 0, attempt: int = 1) -> FaultPlan:
 
 
 def kill_in_job_tool(n: int = 2) -> FaultPlan:
-    """Kill the process inside the job's n-th tool run, whichever slice that falls in; once."""
+    """Kill the process inside the job's n-th tool run, whichever slice that falls in; once.
+
+    A Graph's or Swarm's node slices count too: their tools are the job's tools.
+    """
 
     def plan(info: InvocationInfo) -> Fault | None:
-        if info.action == RUN_SLICE and info.tool_runs < n:
+        if info.action in (RUN_SLICE, NODE_SLICE) and info.tool_runs < n:
             return Fault(kill_in_tool=n - info.tool_runs)
         return None
 

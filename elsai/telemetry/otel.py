@@ -1,6 +1,8 @@
 """OpenTelemetry spans for agents, following the GenAI semantic conventions.
 
-`OtelTracing` is a hook provider: `AgentConfig(hooks=[OtelTracing()])`. Per invocation it
+An `Agent` attaches an `OtelTracing` by itself once the application has set a global tracer
+provider (`default_tracing`), as the OpenTelemetry guidance for libraries asks; passing one as
+a hook (`AgentConfig(hooks=[OtelTracing(...)])`) still works and replaces it. Per invocation it
 opens an `invoke_agent` span; per model call a `chat` span (CLIENT) and per tool call an
 `execute_tool` span, both children of the invocation. A tool span is made current while the
 tool runs (in that tool's own task), so a sub-agent called from a tool nests under it, and
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -238,6 +241,39 @@ class OtelTracing:
         _, trace = self._otel
         span.set_attribute("error.type", error_type)
         span.set_status(trace.Status(trace.StatusCode.ERROR, description))
+
+
+def configured_provider() -> Any:
+    """The application's global TracerProvider, or None while only the API's default is set.
+
+    Never imports opentelemetry: an application that set a provider has imported
+    `opentelemetry.trace` already, so its absence from `sys.modules` means "none set".
+    """
+    trace = sys.modules.get("opentelemetry.trace")
+    if trace is None:
+        return None
+    provider = trace.get_tracer_provider()
+    if isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider)):
+        return None
+    return provider
+
+
+def explicit_tracing(hooks: Any) -> OtelTracing | None:
+    """The OtelTracing among configured hook providers, if any (it wins over the automatic one)."""
+    for provider in hooks or ():
+        if isinstance(provider, OtelTracing):
+            return provider
+    return None
+
+
+def default_tracing() -> OtelTracing | None:
+    """An OtelTracing on the global provider when the application configured one, else None.
+
+    Content capture stays off: prompts and outputs are recorded only by an explicit
+    `OtelTracing(capture_content=True)`.
+    """
+    provider = configured_provider()
+    return OtelTracing(tracer_provider=provider) if provider is not None else None
 
 
 def _model_attributes(model: Any) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Spans around an agent: one per Graph/Swarm node and one per serverless slice.
 
-Both find their tracer in the agent's own hooks (the `OtelTracing` in `AgentConfig.hooks`), so
-tracing stays opt-in per agent and costs nothing (no import, no span) when it is off.
+Both find their tracer on the agent: its `tracing` (an explicit `OtelTracing` hook, else the one
+it attached because the application set a tracer provider). Without either they cost nothing
+(no import, no span).
 """
 
 from __future__ import annotations
@@ -10,16 +11,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from elsai.telemetry.otel import OtelTracing
+from elsai.telemetry.otel import OtelTracing, explicit_tracing
 
 
 def tracing_of(executor: Any) -> OtelTracing | None:
-    """The enabled OtelTracing among an agent's configured hook providers, if any."""
-    config = getattr(executor, "config", None)
-    for provider in getattr(config, "hooks", ()) or ():
-        if isinstance(provider, OtelTracing) and provider.enabled:
-            return provider
-    return None
+    """The enabled OtelTracing an agent emits through, if any."""
+    attach = getattr(executor, "attach_tracing", None)
+    if attach is not None:
+        tracing = attach()
+    else:
+        tracing = explicit_tracing(getattr(getattr(executor, "config", None), "hooks", ()))
+    return tracing if tracing is not None and tracing.enabled else None
 
 
 @contextmanager
