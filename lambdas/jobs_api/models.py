@@ -8,7 +8,7 @@ from elsai.ids import validate_id
 from elsai.serverless import limits
 
 IdStr = Annotated[
-    str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=f"^[{limits.ID_CHARS}]+$")
+    str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=limits.SAFE_ID_PATTERN)
 ]
 
 
