@@ -34,10 +34,18 @@ class StartJob(BaseModel):
         return value
 
 
+def _either_id(schema: dict[str, Any]) -> None:
+    """The JSON Schema says what validation does: `id` or the older `interruptId`."""
+    properties = schema["properties"]
+    properties["interruptId"] = {**properties["id"], "title": "Interruptid", "deprecated": True}
+    schema["required"] = ["response"]
+    schema["anyOf"] = [{"required": ["id"]}, {"required": ["interruptId"]}]
+
+
 class InterruptResponse(BaseModel):
     """One answer: the Converse-style ``interruptResponse`` content."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_either_id)
     # `id`, as GET shows it (one name in GET and POST); `interruptId` is still accepted.
     interruptId: str = Field(  # noqa: N815 - Converse-style field name
         min_length=1,
