@@ -35,11 +35,11 @@ class StartJob(BaseModel):
 
 
 def _either_id(schema: dict[str, Any]) -> None:
-    """The JSON Schema says what validation does: `id` or the older `interruptId`."""
+    """The JSON Schema says what validation does: `id` or the older `interruptId`, not both."""
     properties = schema["properties"]
     properties["interruptId"] = {**properties["id"], "title": "Interruptid", "deprecated": True}
     schema["required"] = ["response"]
-    schema["anyOf"] = [{"required": ["id"]}, {"required": ["interruptId"]}]
+    schema["oneOf"] = [{"required": ["id"]}, {"required": ["interruptId"]}]
 
 
 class InterruptResponse(BaseModel):

@@ -169,3 +169,16 @@ def test_every_request_the_client_sends_validates_against_the_document(
                                                  "POST", "DELETE"]  # fmt: skip
     for request in served.requests:
         _check_request(*request)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"id": "i-1", "response": 1}, {"interruptId": "i-1", "response": 1},
+     {"id": "i-1", "interruptId": "i-2", "response": 1}, {"response": 1}, {"id": "i-1"}],
+)  # fmt: skip
+def test_an_answer_the_document_allows_is_not_refused_as_invalid(
+    api: Api, answer: dict[str, Any]
+) -> None:
+    allowed = _valid(_schema("AnswerJob"), {"responses": [answer]})
+    reply = api.answer("no-such-job", {"responses": [answer]})
+    assert reply.status == (404 if allowed else 400), reply.body
