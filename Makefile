@@ -8,7 +8,8 @@ UV_VERSION := 0.13.9
 LAMBDA_LOCK := locks/lambda-py312.txt
 DEV_LOCK := locks/dev.txt
 
-.PHONY: setup demo test lint bench synth default-template wheel-check lock lock-lambda lock-dev checkov conformance e2e-real
+.PHONY: setup demo test lint bench synth default-template wheel-check lock lock-lambda lock-dev checkov conformance e2e-real \
+	openapi schemathesis
 
 # The dev install (the dependency group `dev`, PEP 735) is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
 # last green with, not whatever was released this morning.
@@ -73,6 +74,20 @@ lock-dev:
 # checkov on the synthesized templates, in its own venv; skips (with reasons): infra/checkov_skips.txt
 checkov: setup
 	bash scripts/checkov.sh
+
+# The jobs API's OpenAPI document, generated from its routes, request models and limits
+# (lambdas/jobs_api/openapi.py); tests/docs fails when docs/openapi.json is stale.
+openapi: setup
+	$(PY) -m elsai_lambdas.jobs_api.openapi docs/openapi.json
+
+# schemathesis (property-based + stateful API tests driven by docs/openapi.json) against
+# `elsai jobs serve` on a free port, all checks, a fixed seed, a bounded budget; its own venv
+# (.venv-schemathesis, pinned below). Checks deliberately off, with the reasons: scripts/schemathesis.sh.
+SCHEMATHESIS_VERSION := 4.32.5
+SCHEMATHESIS_MAX_EXAMPLES ?= 25
+schemathesis: setup
+	SCHEMATHESIS_VERSION=$(SCHEMATHESIS_VERSION) MAX_EXAMPLES=$(SCHEMATHESIS_MAX_EXAMPLES) \
+		bash scripts/schemathesis.sh
 
 # A second Step Functions engine (LocalStack's interpreter, in-process) walks the synthesized
 # definition: tests/system/conformance. Its own venv: localstack-core pins its own dependencies.

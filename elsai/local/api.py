@@ -40,6 +40,18 @@ class JobsApiMixin:
     def api(self, method: str, path: str, *, resource: str, body: Any = None, headers: dict[str, str] | None = None,
             path_parameters: dict[str, str] | None = None, query: dict[str, str] | None = None) -> tuple[int, Any]:  # fmt: skip
         """Call the real API handler with an API Gateway REST proxy event: (status, parsed body)."""
+        response = self.api_response(method, path, resource=resource, body=body, headers=headers,
+                                     path_parameters=path_parameters, query=query)  # fmt: skip
+        raw = response.get("body") or "null"
+        try:
+            return int(response["statusCode"]), json.loads(raw)
+        except ValueError:
+            return int(response["statusCode"]), raw
+
+    def api_response(self, method: str, path: str, *, resource: str, body: Any = None,
+                     headers: dict[str, str] | None = None, path_parameters: dict[str, str] | None = None,
+                     query: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+        """The real API handler's Lambda proxy response (status, headers, body) to one request."""
         event = rest_proxy_event(
             method,
             path,
@@ -49,12 +61,10 @@ class JobsApiMixin:
             path_parameters=path_parameters,
             query=query,
         )
-        response = self._api.handler(event, LocalLambdaContext("elsai-api", 29_000, 512))
-        raw = response.get("body") or "null"
-        try:
-            return int(response["statusCode"]), json.loads(raw)
-        except ValueError:
-            return int(response["statusCode"]), raw
+        response: dict[str, Any] = self._api.handler(
+            event, LocalLambdaContext("elsai-api", 29_000, 512)
+        )
+        return response
 
     @staticmethod
     def _ok(status: int, body: Any) -> Any:

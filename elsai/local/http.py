@@ -5,10 +5,14 @@ separate process) talks HTTP to it exactly as it talks to API Gateway: the same 
 bodies and status codes. Each request becomes an API Gateway REST proxy event for the real
 `api_handler`. Headers are passed on and the last ones are kept (`recorded_headers`), so a
 test can see what a client signed; the signature itself is IAM's job and is not checked here.
+Every method reaches the handler (an undeclared one is its JSON 405, an unknown path its JSON
+404) and the server's own refusals are JSON too: never the stdlib's HTML error page.
+`GET /openapi.json` serves the API's OpenAPI document (`elsai_lambdas.jobs_api.openapi`).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -20,6 +24,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from elsai.local.api import JobsApiMixin
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload cap
+OPENAPI_PATH = "/openapi.json"
 _ROUTES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"^/jobs/([^/]+)/responses/?$"), "/jobs/{job_id}/responses", "job_id"),
     (re.compile(r"^/jobs/([^/]+)/events/?$"), "/jobs/{job_id}/events", "job_id"),
@@ -48,6 +53,7 @@ class LocalHttpApi:
         self._server = ThreadingHTTPServer((host, port), self._handler_class())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self._document: bytes | None = None
 
     @property
     def url(self) -> str:
@@ -73,17 +79,41 @@ class LocalHttpApi:
 
     def handle(
         self, method: str, target: str, headers: dict[str, str], body: str | None
-    ) -> tuple[int, Any]:
-        """One request through the real handler: (status, parsed body)."""
+    ) -> tuple[int, dict[str, str], bytes]:
+        """One request through the real handler: (status, response headers, body bytes).
+
+        Every method reaches the handler, which answers a route's undeclared method with 405
+        and an unknown path with 404, as behind API Gateway; ``GET /openapi.json`` is the
+        jobs API's OpenAPI document (`elsai_lambdas.jobs_api.openapi`), served here only.
+        """
         parts = urlsplit(target)
+        if parts.path == OPENAPI_PATH:
+            return self._openapi(method)
         resource, params = resource_of(parts.path)
         query = dict(parse_qsl(parts.query, keep_blank_values=True)) or None
         self.recorded_headers.append(dict(headers))
         forwarded = {
             k: v for k, v in headers.items() if k.lower() not in ("host", "content-length")
         }
-        return self.runtime.api(method, parts.path, resource=resource, body=body, headers=forwarded,
-                                path_parameters=params, query=query)  # fmt: skip
+        response = self.runtime.api_response(method, parts.path, resource=resource, body=body,
+                                             headers=forwarded, path_parameters=params, query=query)  # fmt: skip
+        out_headers = {str(k): str(v) for k, v in (response.get("headers") or {}).items()}
+        for name, values in (response.get("multiValueHeaders") or {}).items():
+            out_headers.setdefault(str(name), ", ".join(str(v) for v in values))
+        data = response.get("body") or ""
+        raw = base64.b64decode(data) if response.get("isBase64Encoded") else data.encode()
+        return int(response["statusCode"]), out_headers, raw
+
+    def _openapi(self, method: str) -> tuple[int, dict[str, str], bytes]:
+        json_type = {"Content-Type": "application/json"}
+        if method not in ("GET", "HEAD"):
+            error = {"error": f"{method} is not allowed here"}
+            return 405, {**json_type, "Allow": "GET"}, json.dumps(error).encode()
+        if self._document is None:
+            from elsai_lambdas.jobs_api.openapi import render
+
+            self._document = render().encode()
+        return 200, json_type, self._document
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         api = self
@@ -94,23 +124,42 @@ class LocalHttpApi:
             def _any(self) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 if size > MAX_BODY_BYTES:
-                    self._reply(413, {"error": "request body is larger than 10 MB"})
+                    self._reply(413, {}, _error_body("request body is larger than 10 MB"))
                     return
                 raw = self.rfile.read(size).decode("utf-8", "replace") if size else None
-                status, body = api.handle(self.command, self.path, dict(self.headers.items()), raw)
-                self._reply(status, body)
+                self._reply(*api.handle(self.command, self.path, dict(self.headers.items()), raw))
 
-            def _reply(self, status: int, body: Any) -> None:
-                data = json.dumps(body).encode()
+            def _reply(self, status: int, headers: dict[str, str], data: bytes) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                headers = {"Content-Type": "application/json", **headers}
+                for name, value in headers.items():
+                    if name.lower() != "content-length":
+                        self.send_header(name, value)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if self.command != "HEAD":
+                    self.wfile.write(data)
 
-            do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _any  # noqa: N815
+            def __getattr__(self, name: str) -> Any:
+                # Every method (TRACE, PATCH, OPTIONS, ...) goes to the handler, which knows
+                # which ones a route has: 405 + Allow, never the stdlib's 501 page.
+                if name.startswith("do_"):
+                    return self._any
+                raise AttributeError(name)
+
+            def send_error(
+                self, code: int, message: str | None = None, explain: str | None = None
+            ) -> None:
+                """The stdlib's own refusals (bad request line, headers too long) as JSON."""
+                self.close_connection = True
+                text = message or self.responses.get(code, ("error",))[0]
+                self._reply(code, {"Connection": "close"}, _error_body(text))
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 """No access log on stderr."""
 
         return Handler
+
+
+def _error_body(message: str) -> bytes:
+    return json.dumps({"error": message}).encode()

@@ -22,6 +22,10 @@ MAX_SLICE_TEXT_CHARS = 8_000
 ID_CHARS = "A-Za-z0-9_.:-"
 #: Full-match pattern for a session or agent id; its length bound is the store's own.
 ID_PATTERN = rf"^[{ID_CHARS}]{{1,{MAX_ID_LENGTH}}}$"
+_RUN = ID_CHARS.replace(".", "")
+#: `ID_PATTERN`'s characters without what the store refuses on top ("." alone, ".."): single
+#: dots between runs of the others. Exactly the ids the API accepts (with `MAX_ID_LENGTH`).
+SAFE_ID_PATTERN = rf"^\.?[{_RUN}]+(?:\.[{_RUN}]+)*\.?$"
 
 #: Longest job id: a Step Functions execution name is at most 80 characters.
 MAX_JOB_ID_LENGTH = 80
@@ -29,6 +33,8 @@ MAX_JOB_ID_LENGTH = 80
 JOB_ID_PATTERN = rf"^[A-Za-z0-9_-]{{1,{MAX_JOB_ID_LENGTH}}}$"
 #: Bounds of a client's `Idempotency-Key` header, in characters.
 MAX_IDEMPOTENCY_KEY_CHARS = 256
+#: An `Idempotency-Key` is visible ASCII (no spaces, which HTTP servers may trim).
+IDEMPOTENCY_KEY_PATTERN = rf"^[!-~]{{1,{MAX_IDEMPOTENCY_KEY_CHARS}}}$"
 
 #: Answers one `POST /jobs/{job_id}/responses` may carry.
 MAX_INTERRUPT_RESPONSES = 100
@@ -38,6 +44,7 @@ MAX_INTERRUPT_ID_CHARS = 256
 __all__ = [
     "ID_CHARS",
     "ID_PATTERN",
+    "IDEMPOTENCY_KEY_PATTERN",
     "JOB_ID_PATTERN",
     "MAX_ID_LENGTH",
     "MAX_IDEMPOTENCY_KEY_CHARS",
@@ -47,4 +54,5 @@ __all__ = [
     "MAX_PROMPT_CHARS",
     "MAX_SFN_PAYLOAD_BYTES",
     "MAX_SLICE_TEXT_CHARS",
+    "SAFE_ID_PATTERN",
 ]

@@ -22,6 +22,7 @@ from elsai_lambdas.jobs_api.errors import Conflict, InvalidRequest, NotFound, To
 from elsai_lambdas.jobs_api.status import public_status
 
 _JOB_ID_RE = re.compile(limits.JOB_ID_PATTERN)  # execution names this API creates
+_IDEMPOTENCY_KEY_RE = re.compile(limits.IDEMPOTENCY_KEY_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,10 @@ def job_name(idempotency_key: str | None) -> str:
 
     if idempotency_key is None:
         return new_job_id(uuid.uuid4().hex)
-    if not 1 <= len(idempotency_key) <= limits.MAX_IDEMPOTENCY_KEY_CHARS:
+    if not _IDEMPOTENCY_KEY_RE.fullmatch(idempotency_key):
         raise InvalidRequest(
-            f"Idempotency-Key must be 1-{limits.MAX_IDEMPOTENCY_KEY_CHARS} characters"
+            f"Idempotency-Key must be 1-{limits.MAX_IDEMPOTENCY_KEY_CHARS} visible ASCII "
+            "characters (no spaces)"
         )
     digest = hashlib.sha256(utf8(idempotency_key, "Idempotency-Key")).hexdigest()
     # An owner's tag takes 26 characters: the digest shrinks so that continuation names

@@ -9,7 +9,8 @@ from elsai_lambdas.jobs_api.errors import InvalidRequest
 from elsai_lambdas.jobs_api.status import public_status
 
 MAX_LIST = 100
-_STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+#: The `?status=` filters (Step Functions execution statuses).
+STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
 def list_jobs(limit: int, after: str | None, status: str | None) -> dict[str, Any]:
@@ -18,8 +19,8 @@ def list_jobs(limit: int, after: str | None, status: str | None) -> dict[str, An
     Under tenant isolation a page shows only the caller's own jobs, so it may hold fewer
     than `limit` (even none) while a cursor says more executions follow.
     """
-    if status is not None and status not in _STATUSES:
-        raise InvalidRequest(f"status must be one of {', '.join(_STATUSES)}")
+    if status is not None and status not in STATUSES:
+        raise InvalidRequest(f"status must be one of {', '.join(STATUSES)}")
     kwargs: dict[str, Any] = {"stateMachineArn": aws.machine_arn(), "maxResults": limit}
     if after:
         kwargs["nextToken"] = after

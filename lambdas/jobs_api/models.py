@@ -8,7 +8,7 @@ from elsai.ids import validate_id
 from elsai.serverless import limits
 
 IdStr = Annotated[
-    str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=f"^[{limits.ID_CHARS}]+$")
+    str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=limits.SAFE_ID_PATTERN)
 ]
 
 
@@ -34,10 +34,18 @@ class StartJob(BaseModel):
         return value
 
 
+def _either_id(schema: dict[str, Any]) -> None:
+    """The JSON Schema says what validation does: `id` or the older `interruptId`, not both."""
+    properties = schema["properties"]
+    properties["interruptId"] = {**properties["id"], "title": "Interruptid", "deprecated": True}
+    schema["required"] = ["response"]
+    schema["oneOf"] = [{"required": ["id"]}, {"required": ["interruptId"]}]
+
+
 class InterruptResponse(BaseModel):
     """One answer: the Converse-style ``interruptResponse`` content."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_either_id)
     # `id`, as GET shows it (one name in GET and POST); `interruptId` is still accepted.
     interruptId: str = Field(  # noqa: N815 - Converse-style field name
         min_length=1,

@@ -160,7 +160,7 @@ def _answer(args: argparse.Namespace, client: JobsClient) -> int:
     responses = []
     for iid, raw in zip(args.interrupt, args.response, strict=True):
         try:
-            responses.append({"interruptId": iid, "response": json.loads(raw)})
+            responses.append({"id": iid, "response": json.loads(raw)})
         except ValueError as exc:
             raise SystemExit(f"elsai: error: --response for {iid} is not JSON: {exc}") from None
     out = client.answer(args.job_id, responses)

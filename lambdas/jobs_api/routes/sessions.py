@@ -1,15 +1,18 @@
 """The HTTP contract of /sessions: a read-only view of a stored session."""
 
+import re
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from elsai.ids import validate_id
+from elsai.ids import MAX_ID_LENGTH, validate_id
+from elsai.serverless import limits
 from elsai_lambdas.jobs_api import aws
 from elsai_lambdas.jobs_api.errors import InvalidRequest, NotFound
 from elsai_lambdas.jobs_api.telemetry import tracer
 
 router = Router()
+_SESSION_ID = re.compile(limits.SAFE_ID_PATTERN)  # the ids POST /jobs accepts, no others
 
 
 @router.get("/sessions/<session_id>")
@@ -23,6 +26,11 @@ def get_session(session_id: str) -> dict[str, Any]:
         validate_id(session_id, "session_id")
     except ValueError as exc:
         raise InvalidRequest(str(exc)) from exc
+    if not _SESSION_ID.fullmatch(session_id):
+        raise InvalidRequest(
+            f"session_id must be 1-{MAX_ID_LENGTH} characters of letters, digits, '_', '-', ':' "
+            "or single dots"
+        )
     from elsai.session.inspect.snapshot import load_session
     from elsai.session.inspect.summary import summarize_session
     from elsai.session.layout import keys

@@ -100,3 +100,21 @@ def test_cancel_while_a_tool_runs(served: dict[str, str]) -> None:
     assert status["status"] == "CANCELLED"
     refused = elsai(served, "cancel", job_id)
     assert refused.returncode == 2 and "already ended with status CANCELLED" in refused.stderr
+
+
+def test_serve_publishes_the_openapi_document_and_answers_undeclared_methods_in_json(
+    served: dict[str, str],
+) -> None:
+    import urllib.error
+    import urllib.request
+
+    from elsai_lambdas.jobs_api.openapi import render
+
+    state = Path(served["XDG_CACHE_HOME"]) / "elsai" / "local-api.json"
+    url = json.loads(state.read_text())["url"]
+    with urllib.request.urlopen(f"{url}/openapi.json", timeout=30) as response:
+        assert response.read().decode() == render()
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(f"{url}/jobs", method="TRACE"), timeout=30)
+    assert refused.value.code == 405 and refused.value.headers["Allow"] == "GET, POST"
+    assert json.loads(refused.value.read()) == {"error": "TRACE is not allowed here"}
