@@ -182,10 +182,11 @@ def _ignore_handlers(where: str, names: list[str]) -> set[str]:
 
 
 def _ignore_sdk(where: str, names: list[str]) -> set[str]:
-    """Like ``_ignore``, and without ``elsai/cdk``: the functions never synthesize anything."""
+    """Like ``_ignore``, without ``elsai/cdk`` and ``elsai/local``: a function never synthesizes
+    anything nor runs the local runtime, so neither belongs in its cold start's bundle."""
     skipped = _ignore(where, names)
     if Path(where).resolve() == SDK_DIR.resolve():
-        skipped.add("cdk")
+        skipped |= {"cdk", "local"}
     return skipped
 
 

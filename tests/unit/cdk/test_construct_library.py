@@ -95,6 +95,7 @@ def test_the_bundle_carries_the_users_package_next_to_elsai(hello: dict[str, Any
     ):
         assert (bundle / name).exists(), name
     assert not (bundle / "elsai" / "cdk").exists()  # synthesis-only code stays out
+    assert not (bundle / "elsai" / "local").exists()  # so does the local runtime
     # The factory module is precompiled for the function's interpreter, like the handlers.
     assert (bundle / "hello_agents" / "__pycache__" / "main.cpython-312.pyc").exists()
     assert not (bundle / "aws_cdk").exists()
