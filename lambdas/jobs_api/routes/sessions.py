@@ -2,6 +2,7 @@
 
 import re
 from typing import Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
@@ -22,6 +23,7 @@ def get_session(session_id: str) -> dict[str, Any]:
 
     422 with the findings of `elsai sessions check` when a file it reads is corrupt.
     """
+    session_id = unquote(session_id)  # REST API Gateway passes the path still percent-encoded
     try:
         validate_id(session_id, "session_id")
     except ValueError as exc:

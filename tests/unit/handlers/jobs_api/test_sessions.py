@@ -80,3 +80,13 @@ def test_invalid_session_ids_are_400(api: Api) -> None:
         reply = api.get_session(bad)
         assert reply.status == 400, (bad, reply.body)
         reply.error_message()
+
+
+def test_a_percent_encoded_session_id_is_decoded_as_api_gateway_leaves_it_encoded(
+    api: Api,
+) -> None:
+    # REST API Gateway hands the Lambda the path still percent-encoded: `:` arrives as %3A.
+    _agent("tenant:42", "fulfilment")("Process order 5", invocation_id="exec-1")
+    reply = api.get_session("tenant%3A42")
+    assert reply.status == 200, reply.body
+    assert reply.body["session_id"] == "tenant:42"
