@@ -91,15 +91,7 @@ class SessionBinding:
         prefix: list[Message] = []
         hints: list[int] = []
         if agent_obj is not None:
-            record = load(AgentRecord, agent_obj.data, storage.describe(self._agent_key))
-            self._agent_version = agent_obj.version
-            agent.state.replace_all(record.state)
-            prefix = agent.conversation_manager.restore(record.conversation_manager_state)
-            self._written_removed_count = agent.conversation_manager.removed_message_count
-            self.recorded_invocations = list(record.invocation_ids)
-            agent.interrupts.restore(record.interrupt_state)
-            self._agent_signature = self._signature()
-            hints.append(record.message_count)
+            prefix = self._restore_agent(agent_obj, hints)
         if bookmark_obj is not None:
             self._bookmark_version = bookmark_obj.version
             if self.checkpoint_config is not None:
@@ -138,6 +130,20 @@ class SessionBinding:
                 self.message_appended(message)
         if agent_obj is None:
             self._write_agent(force=True)
+
+    def _restore_agent(self, agent_obj: StoredObject, hints: list[int]) -> list[Message]:
+        """Apply agent.json (state, conversation manager, interrupts); returns the CM's prefix."""
+        agent = self.agent
+        record = load(AgentRecord, agent_obj.data, self.storage.describe(self._agent_key))
+        self._agent_version = agent_obj.version
+        agent.state.replace_all(record.state)
+        prefix = agent.conversation_manager.restore(record.conversation_manager_state)
+        self._written_removed_count = agent.conversation_manager.removed_message_count
+        self.recorded_invocations = list(record.invocation_ids)
+        agent.interrupts.restore(record.interrupt_state)
+        self._agent_signature = self._signature()
+        hints.append(record.message_count)
+        return prefix
 
     def _bind_lease(self, loaded: StoredObject | None) -> None:
         """The ownership lease as read with the rest (elsai.session.write.lease); None turns it off."""
