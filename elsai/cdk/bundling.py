@@ -182,8 +182,11 @@ def _ignore_handlers(where: str, names: list[str]) -> set[str]:
 
 
 def _ignore_sdk(where: str, names: list[str]) -> set[str]:
-    """Like ``_ignore``, without ``elsai/cdk`` and ``elsai/local``: a function never synthesizes
-    anything nor runs the local runtime, so neither belongs in its cold start's bundle."""
+    """Like ``_ignore``, and without ``elsai/cdk`` and ``elsai/local``.
+
+    A function never synthesizes anything nor runs the local runtime: neither belongs in the
+    bundle its cold start loads.
+    """
     skipped = _ignore(where, names)
     if Path(where).resolve() == SDK_DIR.resolve():
         skipped |= {"cdk", "local"}
