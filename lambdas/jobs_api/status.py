@@ -23,7 +23,8 @@ class CancelRecord(BaseModel):
     so a record that does not parse, or names another job, is no cancel request.
     """
 
-    model_config = ConfigDict(extra="allow")
+    # Strict: a number is no timestamp (lax pydantic would read 0 as 1970).
+    model_config = ConfigDict(extra="allow", strict=True)
     job_id: str
     requested_at: AwareDatetime
 
