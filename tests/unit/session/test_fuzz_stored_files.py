@@ -45,7 +45,7 @@ CYCLES = SEGMENT_SIZE // 2 + 1  # enough tool rounds for one full segment
 
 #: What a load of a corrupt store may raise. ValueError covers id validation and the loaders
 #: that report a record of the wrong shape by name (parked token, answer claim, the cursor's
-#: JSON); SessionCorruptError and InvocationMismatchError are ElsaiErrors listed on their own.
+#: JSON, InvocationMismatchError); SessionCorruptError and the rest are ElsaiErrors.
 DOCUMENTED: tuple[type[BaseException], ...] = (
     SessionCorruptError,
     CheckpointException,
@@ -258,3 +258,16 @@ def test_a_corrupt_record_loads_or_fails_as_documented(
             loaders[kind]()
         except (*DOCUMENTED, InterruptAlreadyAnsweredError):
             pass  # the claim of an answered wait refuses a second answer, as documented
+
+
+@pytest.mark.parametrize("claimed_at", ["1e30", "-1e30", "Infinity", "NaN"])
+def test_an_answered_claim_with_an_impossible_time_still_refuses_a_second_answer(
+    tmp_path: Path, claimed_at: str
+) -> None:
+    # Found by the fuzz: the refusal formatted the stored time and raised OverflowError.
+    storage = FileStorage(tmp_path)
+    record = AnswerRecord(job_id=JOB, status="sent", answered=["i1"], digest="d", claimed_at=1.0)
+    data = record.encode().replace(b'"claimed_at":1.0', b'"claimed_at":' + claimed_at.encode())
+    _put(storage, keys.job_answer_key(JOB, "tok"), data)
+    with pytest.raises(InterruptAlreadyAnsweredError, match="unknown time"):
+        claim_answer(storage, JOB, "tok", [{"interruptId": "i1"}])
