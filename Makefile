@@ -9,7 +9,7 @@ LAMBDA_LOCK := locks/lambda-py312.txt
 DEV_LOCK := locks/dev.txt
 
 .PHONY: setup demo test lint bench synth default-template wheel-check lock lock-lambda lock-dev checkov conformance e2e-real \
-	openapi schemathesis
+	openapi schemathesis fuzz
 
 # The dev install (the dependency group `dev`, PEP 735) is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
 # last green with, not whatever was released this morning.
@@ -27,6 +27,11 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest
+
+# The property-based fuzz of stored files with a longer budget than `make test`'s `ci` profile.
+fuzz: setup
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q -p no:cacheprovider \
+		tests/unit/session/test_fuzz_stored_files.py tests/unit/handlers/jobs_api/test_fuzz_stored_sessions.py
 
 lint: setup
 	$(VENV)/bin/ruff check elsai lambdas infra tests bench examples

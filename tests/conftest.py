@@ -8,11 +8,22 @@ bucket, so one server serves the whole session.
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property-based tests (hypothesis): a bounded budget in `make test`, a longer one with
+# `make fuzz` (HYPOTHESIS_PROFILE=long). No example database: nothing is written to the checkout.
+# `ci` is derandomized: the same examples on every run, so a CI failure is always reproducible.
+settings.register_profile(
+    "ci", max_examples=25, deadline=None, database=None, print_blob=True, derandomize=True
+)
+settings.register_profile("long", max_examples=1000, deadline=None, database=None, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

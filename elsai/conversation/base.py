@@ -51,8 +51,16 @@ class ConversationManager(abc.ABC):
         return self.removed_message_count
 
     def restore(self, state: dict[str, Any] | None) -> list[Message]:
-        """Load persisted state; returns synthetic messages to put before the stored window."""
-        self.removed_message_count = int((state or {}).get("removed_message_count", 0))
+        """Load persisted state; returns synthetic messages to put before the stored window.
+
+        Raises:
+            ValueError: The state is not one this manager wrote (the session layer reports it
+                as a corrupt agent.json).
+        """
+        count = (state or {}).get("removed_message_count", 0)
+        if type(count) is not int or count < 0:  # bool is no count; agent.json is untrusted
+            raise ValueError(f"removed_message_count must be a count, not {count!r:.60}")
+        self.removed_message_count = count
         return []
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from elsai.conversation.base import ConversationManager, ConversationView
 from elsai.models.base import Model, ModelRequest
@@ -82,5 +82,13 @@ class SummarizingConversationManager(ConversationManager):
     def restore(self, state: dict[str, Any] | None) -> list[Message]:
         """Restore the summary; it is put back before the stored window."""
         super().restore(state)
-        self.summary = (state or {}).get("summary")
+        summary = (state or {}).get("summary")
+        if summary is not None and not (
+            isinstance(summary, dict)
+            and summary.get("role") == "user"
+            and isinstance(summary.get("content"), list)
+            and all(isinstance(block, dict) for block in summary["content"])
+        ):
+            raise ValueError("summary must be a user message with a list of content blocks")
+        self.summary = cast("Message | None", summary)
         return [self.summary] if self.summary else []

@@ -109,7 +109,10 @@ def claim_answer(
 
 
 def _answered(job_id: str, existing: AnswerRecord) -> InterruptAlreadyAnsweredError:
-    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(existing.claimed_at))
+    try:
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(existing.claimed_at))
+    except (OverflowError, ValueError, OSError):  # the stored record is untrusted data
+        when = "an unknown time"
     return InterruptAlreadyAnsweredError(
         f"job {job_id!r} is no longer waiting for these responses: interrupt(s) "
         f"{existing.answered} were already answered at {when}"

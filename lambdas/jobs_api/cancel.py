@@ -1,14 +1,14 @@
 """Cancelling a job: stop its execution and remember that a client asked for it.
 
 Step Functions reports any stopped execution as ABORTED (an operator's StopExecution too), so
-the API writes a small record under ``jobs/<job_id>/cancelled.json`` before it stops the
-execution; a job that is ABORTED *and* has that record reports CANCELLED. Stopping never
-touches the session: the agent writes messages before its bookmark, so wherever the slice is
-cut off, the store is one the next job on that session resumes from or safely falls back from.
+the API writes a small record (``status.CancelRecord``) under ``jobs/<job_id>/cancelled.json``
+before it stops the execution; a job that is ABORTED *and* has a valid record reports CANCELLED.
+Stopping never touches the session: the agent writes messages before its bookmark, so wherever
+the slice is cut off, the store is one the next job on that session resumes from or safely falls
+back from.
 """
 
 import contextlib
-import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,7 +18,7 @@ from elsai.errors import SessionConflictError
 from elsai.session.layout import keys
 from elsai_lambdas.jobs_api import aws, jobs
 from elsai_lambdas.jobs_api.errors import Conflict, NotFound
-from elsai_lambdas.jobs_api.status import CANCEL_ERROR, public_status
+from elsai_lambdas.jobs_api.status import CANCEL_ERROR, CancelRecord, public_status
 
 
 def cancel_job(job_id: str) -> dict[str, Any]:
@@ -29,8 +29,8 @@ def cancel_job(job_id: str) -> dict[str, Any]:
             f"job {job_id!r} already ended with status {public_status(execution, job_id)}; "
             "only a running job can be cancelled"
         )
-    record = {"job_id": job_id, "requested_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    _record_cancel(job_id, json.dumps(record).encode())
+    record = CancelRecord(job_id=job_id, requested_at=datetime.now(UTC).replace(microsecond=0))
+    _record_cancel(job_id, record.model_dump_json().encode())
     try:
         aws.sfn().stop_execution(
             executionArn=execution["executionArn"],

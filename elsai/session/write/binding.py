@@ -12,13 +12,20 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from elsai.checkpoint.gate import gate_denial
 from elsai.checkpoint.model import Checkpoint, utc_now
 from elsai.conversation.base import sanitize_window_start
 from elsai.errors import AgentOutOfSyncError
 from elsai.session.layout import keys
-from elsai.session.layout.records import AgentRecord, MessageRecord, dump, load
+from elsai.session.layout.records import (
+    AgentRecord,
+    MessageRecord,
+    SessionCorruptError,
+    dump,
+    load,
+)
 from elsai.session.read.window import load_window
 from elsai.session.storage.base import StorageBackend, StoredObject
 from elsai.session.write.bound import BoundAgent
@@ -76,6 +83,16 @@ class SessionBinding:
         self._load()
 
     # -- load ----------------------------------------------------------------------------
+
+    def _restore_window(self, state: dict[str, Any]) -> list[Message]:
+        """The conversation manager's restore; state it cannot read is a corrupt agent.json."""
+        try:
+            return self.agent.conversation_manager.restore(state)
+        except (TypeError, ValueError, OverflowError) as exc:
+            where = self.storage.describe(self._agent_key)
+            raise SessionCorruptError(
+                f"corrupt session file {where}: conversation_manager_state: {exc}"
+            ) from exc
 
     def _load(self) -> None:
         storage, agent = self.storage, self.agent
@@ -137,7 +154,7 @@ class SessionBinding:
         record = load(AgentRecord, agent_obj.data, self.storage.describe(self._agent_key))
         self._agent_version = agent_obj.version
         agent.state.replace_all(record.state)
-        prefix = agent.conversation_manager.restore(record.conversation_manager_state)
+        prefix = self._restore_window(record.conversation_manager_state)
         self._written_removed_count = agent.conversation_manager.removed_message_count
         self.recorded_invocations = list(record.invocation_ids)
         agent.interrupts.restore(record.interrupt_state)
