@@ -67,7 +67,9 @@ def test_its_own_test_passes(copy: Path, env: dict[str, str]) -> None:
 def test_local_run_kills_the_mcp_call_resumes_and_is_approved(
     copy: Path, env: dict[str, str]
 ) -> None:
-    approval = Interrupt.for_tool("refund-1", "approve_refund", None).id
+    # The ask's id: its tool call, name, position and reason (what the tool asks about).
+    reason = {"order_id": "1001", "amount": 49}
+    approval = Interrupt.for_tool("refund-1", "approve_refund", reason).id
     answer = f"{approval}={json.dumps({'approved': True})}"
     prompt = "My kettle from order 1001 arrived broken, refund please"
     proc = _run(copy, env, "elsai.cli", "local", "run", "--kill-in-tool", "1",

@@ -7,6 +7,8 @@ Only moto's clock is moved (the time its S3 stamps on a PUT); every call is real
 from __future__ import annotations
 
 import datetime as dt
+import json
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -143,6 +145,24 @@ class _Context:
     aws_request_id = "req-1"
 
 
+@pytest.fixture
+def no_asl_engine(moto_server_url: str) -> Iterator[None]:
+    """moto's config is process-global: another test may have turned its ASL engine on, which
+    would finish the jobs this test needs RUNNING (as a job parked on its task token is)."""
+    url = f"{moto_server_url}/moto-api/config"
+    saved = json.loads(urllib.request.urlopen(url).read())
+    _post_config(url, {"stepfunctions": {"execute_state_machine": False}})
+    yield
+    _post_config(url, {"stepfunctions": saved.get("stepfunctions", {})})
+
+
+def _post_config(url: str, config: dict[str, Any]) -> None:
+    request = urllib.request.Request(
+        url, data=json.dumps(config).encode(), headers={"Content-Type": "application/json"}
+    )
+    urllib.request.urlopen(request).read()
+
+
 def _machine(sfn: Any) -> str:
     definition = '{"StartAt": "Wait", "States": {"Wait": {"Type": "Pass", "End": true}}}'
     role = "arn:aws:iam::123456789012:role/jobs"
@@ -154,7 +174,7 @@ def _machine(sfn: Any) -> str:
 
 
 def test_idle_session_of_a_waiting_job_is_kept_and_one_without_a_live_job_goes(
-    s3_bucket: str, clock: Clock, moto_server_url: str
+    s3_bucket: str, clock: Clock, moto_server_url: str, no_asl_engine: None
 ) -> None:
     from elsai.serverless.retention import live_sessions
 
@@ -192,7 +212,11 @@ def test_idle_session_of_a_waiting_job_is_kept_and_one_without_a_live_job_goes(
 
 
 def test_the_sweeper_lambda_keeps_live_jobs_and_refuses_a_stringly_dry_run(
-    s3_bucket: str, clock: Clock, moto_server_url: str, monkeypatch: pytest.MonkeyPatch
+    s3_bucket: str,
+    clock: Clock,
+    moto_server_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    no_asl_engine: None,
 ) -> None:
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "elsai-test")
     monkeypatch.setenv("AWS_ENDPOINT_URL_SFN", moto_server_url)
