@@ -8,8 +8,6 @@ the CLI is left to the construct tests: they synthesize the same app with bundli
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,28 +15,17 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "hello-service"
+from tests.system.serverless.example_copy import copy_example, user_env
 
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("user") / "hello-service"
-    shutil.copytree(
-        EXAMPLE, target, ignore=shutil.ignore_patterns("build", "cdk.out", "__pycache__")
-    )
-    return target
+    return copy_example("hello-service", tmp_path_factory.mktemp("user"))
 
 
 @pytest.fixture(scope="module")
 def env(copy: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("AWS_", "MOTO_", "ELSAI_", "PYTHON"))
-    }
-    env.update({"NO_COLOR": "1", "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-                "XDG_CACHE_HOME": str(copy.parent / "cache")})  # fmt: skip
-    return env
+    return user_env(copy)
 
 
 def _run(

@@ -9,8 +9,6 @@ approval and gets it from `--answer`: SUCCEEDED, with the refund done.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,29 +18,17 @@ import pytest
 from elsai.interrupt.model import Interrupt
 from elsai.local.faults import InvocationInfo, kill_in_job_tool
 from elsai.serverless.contract import NODE_SLICE
-
-EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "support-desk"
+from tests.system.serverless.example_copy import copy_example, user_env
 
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("user") / "support-desk"
-    shutil.copytree(
-        EXAMPLE, target, ignore=shutil.ignore_patterns("build", "cdk.out", "__pycache__")
-    )
-    return target
+    return copy_example("support-desk", tmp_path_factory.mktemp("user"))
 
 
 @pytest.fixture(scope="module")
 def env(copy: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("AWS_", "MOTO_", "ELSAI_", "PYTHON"))
-    }
-    env.update({"NO_COLOR": "1", "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-                "XDG_CACHE_HOME": str(copy.parent / "cache")})  # fmt: skip
-    return env
+    return user_env(copy)
 
 
 def _run(copy: Path, env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
