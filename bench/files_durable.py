@@ -41,29 +41,47 @@ from bench.run_all import RESULTS_DIR, environment
 from bench.s3_latency_and_resume import write_section
 
 TARGET = 0.4
+RSS_CYCLES = 5000
 SERIAL_FSYNCS = 6
 BEGIN, END = "<!-- files_durable:begin -->", "<!-- files_durable:end -->"
 ROOT = Path(__file__).resolve().parent.parent
 LANGGRAPH_PY = Path(os.environ.get("LANGGRAPH_VENV", ROOT / ".venv-langgraph")) / "bin/python"
 
 ELSAI_CHILD = """
-import json, sys, time
+import json, os, resource, sys, time
 from bench import elsai_side, workload
+from bench.layer_timer import LayerTimer
 cycles, directory, fsync = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 warm = elsai_side.make_agent(workload.script(5), position="both",
     session_manager=elsai_side.file_manager("warm", directory + "/warm", fsync=fsync))
 warm(workload.PROMPT)
 agent = elsai_side.make_agent(workload.script(cycles), position="both",
     session_manager=elsai_side.file_manager("timed", directory + "/timed", fsync=fsync))
-import os; os.sync()
+timer = elsai_side.time_session_layer(agent, LayerTimer())
+os.sync()
 t = time.perf_counter(); stop = agent(workload.PROMPT).stop_reason; t = time.perf_counter() - t
 assert stop == "end_turn", stop
-print(json.dumps({"total_s": t, "cycles": cycles}))
+print(json.dumps({"total_s": t, "cycles": cycles, "layer_s": dict(timer.seconds_by_method),
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
+#: The elsai tree before this round's write-path change, for the before/after rows.
+BEFORE_COMMIT = "9e5945c"
 
 
 def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+def _before_tree() -> Path:
+    """`elsai/` as of BEFORE_COMMIT, unpacked once (the before rows import it first)."""
+    target = Path(tempfile.gettempdir()) / f"elsai-bench-before-{BEFORE_COMMIT}"
+    if not (target / "elsai" / "__init__.py").exists():
+        target.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", BEFORE_COMMIT, "elsai"], cwd=ROOT, capture_output=True, check=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
 
 
 def _command(side: str, cycles: int, directory: str, fsync: bool = True) -> list[str]:
@@ -76,11 +94,14 @@ def _command(side: str, cycles: int, directory: str, fsync: bool = True) -> list
 def _run(side: str, cycles: int, fsync: bool = True, strace: bool = False) -> dict[str, Any]:
     directory = tempfile.mkdtemp(prefix=f"files-durable-{side}-")
     try:
-        cmd = _command(side, cycles, directory, fsync)
+        cmd = _command("elsai" if side == "elsai-before" else side, cycles, directory, fsync)
+        env = dict(os.environ)
+        if side == "elsai-before":
+            env["PYTHONPATH"] = f"{_before_tree()}{os.pathsep}{ROOT}"
         if strace:
             cmd = ["strace", "-f", "-c", "-e", "trace=fsync,fdatasync", "-o",
                    os.path.join(directory, "strace.txt"), *cmd]  # fmt: skip
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
         if proc.returncode != 0:
             raise RuntimeError(f"{side} run failed: {proc.stderr[-2000:]}")
         out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -125,13 +146,17 @@ def durable_write_cost(samples: int = 200) -> float:
 
 
 def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
-    variants = [("elsai", True), ("langgraph", True), ("elsai", False)]
+    variants = [("elsai", True), ("langgraph", True), ("elsai", False), ("elsai-before", True)]
     samples: dict[str, list[float]] = {f"{s} fsync={f}": [] for s, f in variants}
+    layers: dict[str, list[dict[str, float]]] = {k: [] for k in samples}
     probes = []
     for r in range(repeats):
-        for side, fsync in variants[r % 3 :] + variants[: r % 3]:
+        n = r % len(variants)
+        for side, fsync in variants[n:] + variants[:n]:
             run = _run(side, cycles, fsync)
             samples[f"{side} fsync={fsync}"].append(run["total_s"] / cycles)
+            if "layer_s" in run:
+                layers[f"{side} fsync={fsync}"].append({"total": run["total_s"], **run["layer_s"]})
         probes.append(durable_write_cost())
         log(f"  files: repeat {r + 1}/{repeats}")
     best = {k: min(v) for k, v in samples.items()}
@@ -145,6 +170,8 @@ def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
                 "per_cycle": (sum(calls.values()) - sum(short.values())) / (trace_cycles - 5),
             }
     write_cost = min(probes)
+    profile = {k: _profile(v, cycles) for k, v in layers.items() if v}
+    rss = _run("elsai", RSS_CYCLES, fsync=False)["rss_mb"]
     floor = best["elsai fsync=False"] + SERIAL_FSYNCS / 2 * write_cost
     return {
         "cycles": cycles,
@@ -154,10 +181,21 @@ def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
         "durable_write_ms": write_cost * 1000,
         "fsyncs_per_cycle": fsyncs,
         "floor_ms_per_cycle": floor * 1000,
+        "profile_ms_per_cycle": profile,
+        "rss_mb_5000_cycles": rss,
         "ratio": best["elsai fsync=True"] / best["langgraph fsync=True"],
         "floor_ratio": floor / best["langgraph fsync=True"],
         "to_floor": best["elsai fsync=True"] / floor,
     }
+
+
+def _profile(runs: list[dict[str, float]], cycles: int) -> dict[str, float]:
+    """ms per cycle of the best run, split: each persistence method, and the rest of the loop."""
+    best = min(runs, key=lambda r: r["total"])
+    out = {k: v / cycles * 1000 for k, v in best.items() if k != "total"}
+    out["rest of the loop"] = best["total"] / cycles * 1000 - sum(out.values())
+    out["total"] = best["total"] / cycles * 1000
+    return out
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -203,9 +241,23 @@ def markdown(results: dict[str, Any]) -> str:
         f"| elsai / its fsync floor | {f['to_floor']:.2f} | <= 1.10 | "
         f"{'met' if near else 'MISSED'} |",
         f"| the floor / LangGraph | {f['floor_ratio']:.2f} | (what the write order allows) | |",
+        f"| peak RSS of a {RSS_CYCLES:,}-cycle scripted run (files, fsync=False) | "
+        f"{f['rss_mb_5000_cycles']:.0f} MB | < 100 MB | "
+        f"{'met' if f['rss_mb_5000_cycles'] < 100 else 'MISSED'} |",
         "",
-        END,
+        f"Where each millisecond of a cycle goes (best run of each, ms / cycle; `before` = elsai "
+        f"at {BEFORE_COMMIT}, before this round's write-path change, same disk, same run; "
+        "`boundary` = agent.json + bookmarks, `message_appended` = message files, rest = the "
+        "loop, the model and the tool):",
+        "",
     ]
+    prof = f["profile_ms_per_cycle"]
+    methods = sorted({m for p in prof.values() for m in p} - {"total", "rest of the loop"})
+    cols = [*methods, "rest of the loop", "total"]
+    lines += ["| variant | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for key, p in prof.items():
+        lines.append(f"| {key} | " + " | ".join(f"{p.get(c, 0.0):.3f}" for c in cols) + " |")
+    lines += ["", END]
     return "\n".join(lines) + "\n"
 
 
@@ -239,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(results, f, indent=1, default=str)
     write_section(text, os.path.join(args.out, "README.md"), BEGIN, END)
     f = results["files"]
-    return 0 if f["ratio"] <= TARGET or f["to_floor"] <= 1.1 else 1
+    ok = (f["ratio"] <= TARGET or f["to_floor"] <= 1.1) and f["rss_mb_5000_cycles"] < 100
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
