@@ -64,6 +64,27 @@ assert stop == "end_turn", stop
 print(json.dumps({"total_s": t, "cycles": cycles, "layer_s": dict(timer.seconds_by_method),
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
+#: Like-for-like without fsync: time inside each SDK's session layer (bench/layer_timer.py).
+LAYER_CHILD = """
+import json, os, sys
+from bench import elsai_side, strands_side, workload
+from bench.layer_timer import LayerTimer
+side_name, cycles, directory = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+side = strands_side if side_name == "strands" else elsai_side
+def build(n, sid):
+    if side_name == "strands":
+        return side.make_agent(workload.script(n), session_manager=side.file_manager(sid, directory))
+    manager = side.file_manager(sid, directory, fsync=False)
+    return side.make_agent(workload.script(n), session_manager=manager, position="both")
+side.invoke(build(5, "warm"), workload.PROMPT)
+agent = build(cycles, "timed")
+timer = side.time_session_layer(agent, LayerTimer())
+os.sync()
+assert side.invoke(agent, workload.PROMPT) == "end_turn"
+print(json.dumps({"layer_ms_per_cycle": timer.seconds / cycles * 1000}))
+"""
+TARGET_LAYER = 0.5
+
 #: The elsai tree before this round's write-path change, for the before/after rows.
 BEFORE_COMMIT = "9e5945c"
 
@@ -119,6 +140,26 @@ def _strace_calls(text: str) -> dict[str, int]:
         if match:
             calls[match.group(2)] = int(match.group(1))
     return calls
+
+
+def layer_times(cycles: int, repeats: int) -> dict[str, Any]:
+    """Best ms / cycle inside the session layer, elsai `both` fsync=False vs strands, on disk."""
+    samples: dict[str, list[float]] = {"elsai": [], "strands": []}
+    for r in range(repeats):
+        for side in ("elsai", "strands") if r % 2 == 0 else ("strands", "elsai"):
+            directory = tempfile.mkdtemp(prefix=f"files-layer-{side}-")
+            try:
+                proc = subprocess.run(
+                    [sys.executable, "-c", LAYER_CHILD, side, str(cycles), directory],
+                    cwd=ROOT, capture_output=True, text=True, timeout=900, check=True,
+                )  # fmt: skip
+            finally:
+                shutil.rmtree(directory, ignore_errors=True)
+            samples[side].append(
+                json.loads(proc.stdout.strip().splitlines()[-1])["layer_ms_per_cycle"]
+            )
+    best = {k: min(v) for k, v in samples.items()}
+    return {"samples": samples, "best": best, "ratio": best["elsai"] / best["strands"]}
 
 
 def durable_write_cost(samples: int = 200) -> float:
@@ -199,7 +240,7 @@ def _profile(runs: list[dict[str, float]], cycles: int) -> dict[str, float]:
 
 
 def markdown(results: dict[str, Any]) -> str:
-    env, f = results["environment"], results["files"]
+    env, f, layer = results["environment"], results["files"], results["layer"]
     best = f["best_ms_per_cycle"]
     met = f["ratio"] <= TARGET
     near = f["to_floor"] <= 1.1
@@ -221,7 +262,10 @@ def markdown(results: dict[str, Any]) -> str:
     names = {"elsai fsync=True": "elsai", "langgraph fsync=True": "langgraph"}
     for key, values in f["ms_per_cycle_samples"].items():
         side = names.get(key)
-        per = f"{fs[side]['per_cycle']:.1f} ({fs[side]['calls']})" if side in fs else "0"
+        if side in fs:
+            per = f"{fs[side]['per_cycle']:.1f} ({fs[side]['calls']})"
+        else:
+            per = "0" if key.endswith("fsync=False") else "not traced"
         lines.append(
             f"| {key.replace('fsync=', 'fsync=')} | {best[key]:.2f} | "
             f"{statistics.median(values):.2f} | {per} |"
@@ -241,6 +285,11 @@ def markdown(results: dict[str, Any]) -> str:
         f"| elsai / its fsync floor | {f['to_floor']:.2f} | <= 1.10 | "
         f"{'met' if near else 'MISSED'} |",
         f"| the floor / LangGraph | {f['floor_ratio']:.2f} | (what the write order allows) | |",
+        f"| time in the session layer, no fsync (elsai both fsync=False "
+        f"{layer['best']['elsai']:.3f} / strands FileSessionManager "
+        f"{layer['best']['strands']:.3f} ms / cycle, best of {f['repeats']}) | "
+        f"{layer['ratio']:.2f} | <= {TARGET_LAYER} | "
+        f"{'met' if layer['ratio'] <= TARGET_LAYER else 'MISSED'} |",
         f"| peak RSS of a {RSS_CYCLES:,}-cycle scripted run (files, fsync=False) | "
         f"{f['rss_mb_5000_cycles']:.0f} MB | < 100 MB | "
         f"{'met' if f['rss_mb_5000_cycles'] < 100 else 'MISSED'} |",
@@ -282,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     )  # fmt: skip
     results["langgraph_versions"] = versions.stdout.strip()
     results["files"] = bench(args.cycles, args.repeats, args.trace_cycles)
+    results["layer"] = layer_times(args.cycles, args.repeats)
     results["duration_s"] = time.perf_counter() - started
     results["load_average_at_end"] = os.getloadavg()
     text = markdown(results)
@@ -292,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     write_section(text, os.path.join(args.out, "README.md"), BEGIN, END)
     f = results["files"]
     ok = (f["ratio"] <= TARGET or f["to_floor"] <= 1.1) and f["rss_mb_5000_cycles"] < 100
+    ok = ok and results["layer"]["ratio"] <= TARGET_LAYER
     return 0 if ok else 1
 
 
