@@ -17,8 +17,10 @@ from bench import elsai_side, workload
 CYCLES = 6
 
 
-def trace_cycle(bucket: str, session_id: str, overlap: bool | str, model_s: float) -> dict:
-    """Rows (start ms, end ms, thread, what) of one steady tool cycle of `both` on S3."""
+def trace_cycle(
+    bucket: str, session_id: str, overlap: bool | str, model_s: float, position: str = "both"
+) -> dict:
+    """Rows (start ms, end ms, thread, what) of one steady tool cycle at `position` on S3."""
     manager = elsai_side.s3_manager(session_id, bucket)
     manager.overlap_bookmark = overlap is not False
     manager.overlap_after_model = overlap is True
@@ -41,7 +43,9 @@ def trace_cycle(bucket: str, session_id: str, overlap: bool | str, model_s: floa
     client.meta.events.register("provide-client-params.s3.*", params)
     client.meta.events.register("before-call.s3.*", before)
     client.meta.events.register("after-call.s3.*", after)
-    agent = elsai_side.make_agent(workload.script(CYCLES), session_manager=manager, position="both")
+    agent = elsai_side.make_agent(
+        workload.script(CYCLES), session_manager=manager, position=position
+    )
     stream = agent.model.stream
 
     async def timed(*args: Any, **kwargs: Any) -> Any:

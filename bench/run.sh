@@ -23,5 +23,13 @@ if ! "$VENV/bin/python" -c "import strands, moto.server, elsai" 2>/dev/null; the
   "$VENV/bin/pip" install --quiet -e "$ROOT" --group "$ROOT/pyproject.toml:bench" "moto[s3,server]"
 fi
 
+# LangGraph (the files peer, bench/files_durable.py) has its own venv, pinned by bench/langgraph.lock.
+LG_VENV="${LANGGRAPH_VENV:-$ROOT/.venv-langgraph}"
+if ! "$LG_VENV/bin/python" -c "import langgraph.prebuilt, langgraph.checkpoint.sqlite" 2>/dev/null; then
+  echo "creating $LG_VENV" >&2
+  "$PY" -m venv "$LG_VENV"
+  "$LG_VENV/bin/pip" install --quiet -r "$ROOT/bench/langgraph.lock"
+fi
+
 cd "$ROOT"
 exec "$VENV/bin/python" -m bench.run_all "$@"

@@ -33,7 +33,8 @@ from typing import Any
 from bench import cycle_trace, elsai_side, s3env, strands_side, workload
 from bench.run_all import RESULTS_DIR, ResumeVariant, _build_session, _resume_once, environment
 
-TARGET_BOTH, TARGET_AFTER_TOOLS, TARGET_RESUME = 0.6, 0.45, 0.25
+TARGET_BOTH, TARGET_AFTER_TOOLS, TARGET_RESUME = 0.6, 0.5, 0.15
+TARGETS = {"elsai / both": TARGET_BOTH, "elsai / after_tools": TARGET_AFTER_TOOLS}
 BEGIN, END = "<!-- s3_latency_and_resume:begin -->", "<!-- s3_latency_and_resume:end -->"
 
 
@@ -79,17 +80,51 @@ def _delayed(stream: Callable[..., Any], delay_s: float) -> Callable[..., Any]:
 
 # -- 1. per-cycle wall time with a fixed S3 latency --------------------------------------------
 
-#: (label, side, position, overlap): True overlaps both bookmarks (the default), "after_tools"
-#: only that one (after_model in line: the default before it overlapped), False none.
+#: (label, side, position, overlap): "after_tools" overlaps only that bookmark (the default:
+#: no tool starts before its after_model bookmark is durable), True both (opt-in
+#: `overlap_after_model`), False none.
 LATENCY_VARIANTS: list[tuple[str, str, str | None, bool | str]] = [
     ("strands", "strands", None, True),
-    ("elsai / both", "elsai", "both", True),
-    ("elsai / after_tools", "elsai", "after_tools", True),
-    ("elsai / both, after_model in line", "elsai", "both", "after_tools"),
+    ("elsai / both", "elsai", "both", "after_tools"),
+    ("elsai / after_tools", "elsai", "after_tools", "after_tools"),
+    ("elsai / both, after_model overlapped (opt-in)", "elsai", "both", True),
     ("elsai / both, no overlap", "elsai", "both", False),
     ("elsai / after_tools, no overlap", "elsai", "after_tools", False),
 ]
-TRACED = {"elsai / both": True, "elsai / both, after_model in line": "after_tools"}
+#: Serial requests per cycle on the defaults: both = toolUse message, after_model bookmark,
+#: tool result; after_tools = the two messages (its bookmark overlaps the model call).
+SERIAL_REQUESTS = {"elsai / both": 3, "elsai / after_tools": 2}
+TRACED = {
+    "elsai / both": ("both", "after_tools"),
+    "elsai / after_tools": ("after_tools", "after_tools"),
+    "elsai / both, after_model overlapped (opt-in)": ("both", True),
+    "elsai / both, no overlap": ("both", False),
+}
+
+
+def request_cost(bucket: str, samples: int = 30) -> float:
+    """Median seconds of one small PutObject through the proxy, with the client elsai uses."""
+    client = elsai_side.s3_manager("request-cost", bucket).storage._client
+    times = []
+    for i in range(samples + 3):
+        started = time.perf_counter()
+        client.put_object(Bucket=bucket, Key=f"request-cost/{i}.json", Body=b"x" * 300)
+        if i >= 3:  # the first ones open the pooled connections
+            times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def floors(model_s: float, put_s: float) -> dict[str, dict[str, float]]:
+    """Per default variant: the issue's floor (model call + serial requests + the part of the
+    after_tools bookmark the model call cannot hide) and the one with the reply passing it."""
+    unhidden = max(0.0, put_s - model_s)
+    return {
+        label: {
+            "issue_floor_ms": (model_s + n * put_s + unhidden) * 1000,
+            "floor_ms": (model_s + n * put_s) * 1000,
+        }
+        for label, n in SERIAL_REQUESTS.items()
+    }
 
 
 def _cycle_times(label: str, bucket: str, cycles: int, model_s: float, run: int) -> list[float]:
@@ -136,14 +171,19 @@ def bench_latency(
                 log(f"  latency (model {model_s * 1000:.0f} ms): repeat {r + 1}/{repeats}")
             medians = {label: statistics.median(v) * 1000 for label, v in samples.items()}
             traces = {
-                label: cycle_trace.trace_cycle("latency", f"trace-{i}-{model_s}", mode, model_s)
-                for i, (label, mode) in enumerate(TRACED.items())
+                label: cycle_trace.trace_cycle(
+                    "latency", f"trace-{i}-{model_s}", overlap, model_s, position=position
+                )
+                for i, (label, (position, overlap)) in enumerate(TRACED.items())
             }
+            put_s = request_cost("latency")
             out.append(
                 {
                     "model_ms": model_s * 1000,
                     "ms_per_cycle": medians,
                     "samples": len(samples["strands"]),
+                    "request_ms": put_s * 1000,
+                    "floors": floors(model_s, put_s),
                     "traces": traces,
                 }
             )
@@ -223,27 +263,51 @@ def markdown(results: dict[str, Any]) -> str:
             f"(one proxy for both SDKs; {lat['cycles']}-cycle invocations x {lat['repeats']}, "
             "median of the steady-state cycles)",
             "",
-            "| model call | variant | ms / cycle | ratio to strands | target | verdict |",
-            "|---|---|---|---|---|---|",
+            "Rows `elsai / both` and `elsai / after_tools` are the defaults (the after_model "
+            "bookmark in line: no tool starts before it is durable; the after_tools bookmark "
+            "overlaps the model call and the write of its reply). Floor (issue) = model call + "
+            "the serial requests (both: toolUse message, after_model bookmark, tool result; "
+            "after_tools: the two messages) + the part of the after_tools bookmark the model call "
+            "cannot hide, each request at the cost of one small PutObject measured through the "
+            "same proxy in the same run; floor (reply passes) = the same without that last part, "
+            "which the reply's write now overlaps.",
+            "",
+            "| model call | variant | ms / cycle | ratio to strands | target | verdict | "
+            "floor (issue) ms | floor (reply passes) ms | ms / cycle over floor (issue) |",
+            "|---|---|---|---|---|---|---|---|---|",
         ]
         for row in lat["rows"]:
             strands = row["ms_per_cycle"]["strands"]
             for label, value in row["ms_per_cycle"].items():
                 ratio = value / strands
-                target = {
-                    "elsai / both": TARGET_BOTH,
-                    "elsai / after_tools": TARGET_AFTER_TOOLS,
-                }.get(label)
+                target = TARGETS.get(label)
                 verdict = "" if target is None else _verdict(ratio <= target)
+                floor = row.get("floors", {}).get(label)
+                extra = (
+                    f"{floor['issue_floor_ms']:.1f} | {floor['floor_ms']:.1f} | "
+                    f"{value / floor['issue_floor_ms']:.2f}"
+                    if floor
+                    else " | | "
+                )
                 lines.append(
                     f"| {row['model_ms']:.0f} ms | {label} | {value:.1f} | {ratio:.2f} | "
-                    f"{'' if target is None else f'<= {target}'} | {verdict} |"
+                    f"{'' if target is None else f'<= {target}'} | {verdict} | {extra} |"
                 )
         lines.append("")
+        lines += [
+            "One small PutObject through the proxy (median of 30, same run): "
+            + ", ".join(
+                f"{r['request_ms']:.1f} ms (model {r['model_ms']:.0f} ms rows)"
+                for r in lat["rows"]
+                if "request_ms" in r
+            )
+            + ".",
+            "",
+        ]
         for row in lat["rows"]:
             if row.get("traces"):
                 lines += [
-                    f"#### S3 requests of one `both` cycle, model call {row['model_ms']:.0f} ms",
+                    f"#### S3 requests of one cycle per variant, model call {row['model_ms']:.0f} ms",
                     "",
                 ]
                 lines += cycle_trace.markdown(row["traces"])
@@ -298,12 +362,12 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_section(text: str, path: str) -> None:
-    """Replace this benchmark's section of the README (or append it), leaving the rest alone."""
+def write_section(text: str, path: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replace a benchmark's section of the README (or append it), leaving the rest alone."""
     old = Path(path).read_text() if os.path.exists(path) else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + text.rstrip("\n") + rest.split(END, 1)[1]
+    if begin in old and end in old:
+        head, rest = old.split(begin, 1)
+        new = head + text.rstrip("\n") + rest.split(end, 1)[1]
     else:
         new = old.rstrip("\n") + "\n\n" + text
     with open(path, "w") as f:
@@ -372,7 +436,18 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(results, f, indent=1, default=str)
     if not suffix:
         write_section(text, os.path.join(args.out, "README.md"))
-    return 0
+    return 0 if not missed(results) else 1
+
+
+def missed(results: dict[str, Any]) -> list[str]:
+    """The targets this run missed (the exit status is 1 when there is any)."""
+    out = []
+    for row in (results.get("latency") or {}).get("rows", []):
+        strands = row["ms_per_cycle"]["strands"]
+        for label, target in TARGETS.items():
+            if row["model_ms"] == 20 and row["ms_per_cycle"][label] / strands > target:
+                out.append(f"{label}, model {row['model_ms']:.0f} ms")
+    return out
 
 
 if __name__ == "__main__":

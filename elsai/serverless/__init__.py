@@ -10,6 +10,8 @@ and `elsai.serverless.limits` holds the size and id limits the jobs API and its 
 request models both enforce.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from elsai.serverless.contract import SliceRequest, SliceResult
 from elsai.serverless.deadline import (
     DeadlinePolicy,
@@ -18,9 +20,21 @@ from elsai.serverless.deadline import (
     stop_margin_seconds,
 )
 from elsai.serverless.factory import load_factory
-from elsai.serverless.orchestration import node_config
 from elsai.serverless.parked import ParkedTaskToken, park_task_token, read_parked_token
 from elsai.serverless.slice import run_slice
+
+if TYPE_CHECKING:
+    from elsai.serverless.orchestration import node_config
+
+
+def __getattr__(name: str) -> Any:
+    """`node_config` on first use: Graph/Swarm orchestration stays off a plain agent's import."""
+    if name == "node_config":
+        from elsai.serverless.orchestration import node_config
+
+        return node_config
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DeadlinePolicy",

@@ -10,6 +10,7 @@ and `slice_fields` are the report fields both slice results carry.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
@@ -20,7 +21,6 @@ from elsai.checkpoint.config import CheckpointConfig
 from elsai.ids import validate_id
 from elsai.interrupt.model import interrupt_dict
 from elsai.models.base import Model
-from elsai.multiagent.base import MultiAgentBase
 from elsai.serverless.contract import JobStepRequest
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import MAX_INTERRUPTS_BYTES, checked_interrupts, model_access_guard
@@ -32,8 +32,13 @@ StopStatus = Literal["completed", "continue", "interrupted"]
 
 
 def is_orchestrator(built: Any) -> bool:
-    """Whether the factory built a Graph or Swarm (a `MultiAgentBase`) instead of an Agent."""
-    return isinstance(built, MultiAgentBase)
+    """Whether the factory built a Graph or Swarm (a `MultiAgentBase`) instead of an Agent.
+
+    Building one imports `elsai.multiagent`, so while it is not imported nothing is one: a
+    plain agent's Lambda never pays for importing Graph and Swarm.
+    """
+    base = sys.modules.get("elsai.multiagent.base")
+    return base is not None and isinstance(built, base.MultiAgentBase)
 
 
 def step_config(

@@ -200,7 +200,7 @@ class SessionBinding:
 
     def message_appended(self, message: Message, *, invocation_id: str | None = None) -> None:
         """Create message_<N>.json for a new message (never overwrites)."""
-        self.pending.settle_for_message()  # an after_tools bookmark lands first
+        # No settle: a pending bookmark names only messages already stored (PendingWrite).
         index = self.next_index
         record = MessageRecord(
             message_id=index,
@@ -255,8 +255,8 @@ class SessionBinding:
         """Write agent.json if it changed, then the bookmark if this boundary is saved.
 
         With overlap on, the bookmark is started in the background (`self.pending`): at
-        after_tools it overlaps the model call, at after_model the tools and their result's
-        write. The next boundary (and the next message, after after_tools) waits for it.
+        after_tools it overlaps the model call and the write of its reply, at after_model
+        (opt-in) the tools and their result's write. The next boundary waits for it.
         """
         self.pending.settle()
         if self.lease is not None:
@@ -274,10 +274,7 @@ class SessionBinding:
             execution_status="active",
         )
         if self.settings.overlaps(position):
-            self.pending.start(
-                lambda: self._write_bookmark(bookmark),
-                messages_may_pass=position == "after_model",
-            )
+            self.pending.start(lambda: self._write_bookmark(bookmark))
         else:
             self._write_bookmark(bookmark)
         return True

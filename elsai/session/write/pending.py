@@ -3,21 +3,22 @@
 The bookmark is the last write of a boundary and the one the next step never needs:
 
 - at `after_tools` every message the bookmark names is durable, and the next step is a model
-  call, which has no side effects: the PUT overlaps the call;
-- at `after_model` the assistant toolUse message is durable (so a tool never runs before the
-  request that asked for it is stored), and the tools then run: the PUT overlaps them, and the
-  tool-result message write too, since that message is not one the bookmark names.
+  call, which has no side effects: the write overlaps the call, and the write of its reply;
+- at `after_model` (opt-in, `overlap_after_model`) the assistant toolUse message is durable,
+  and the tools then run: the write overlaps them, and the tool-result message write too.
 
-Each overlapped write still lands before the writes that must follow it. Every boundary, and
-the end of the invocation, first calls `settle()`, which waits for the pending write and
-re-raises its error there; so bookmarks land in order (each replaces the previous one's
-version), and a failed one fails the invocation at the next boundary, as a synchronous write
-would have, instead of being lost. A message write settles an after_tools bookmark first
-(`settle_for_message`): the reply after it waits, and nothing is written after a failed one.
-It does not wait for an after_model bookmark: the bookmark names only messages already
-durable, whichever of the two lands first, and a crash with the result stored and that
-bookmark lost leaves the previous bookmark, which the resume gate denies (its message count
-is behind), so the stored result is used and the tool is not run again.
+A pending bookmark names only messages that were durable before it started, so a message
+write never waits for it: whichever lands first, a stored bookmark counts only stored messages.
+A crash with the newer message stored and the bookmark lost leaves the previous bookmark,
+which the resume gate denies (its message count is behind), so the stored messages are used
+as they are. (At after_tools that costs nothing: the next reply is a toolUse whose tool has
+not run; on resume it is answered as interrupted, as after any crash before its after_model
+bookmark. With the after_model bookmark in line, no tool starts before it is durable.)
+
+Everything else waits: every boundary, and the end of the invocation, first calls
+`settle()`, which waits for the pending write and re-raises its error there; so bookmarks
+land in order (each replaces the previous one's version), and a failed one fails the
+invocation at the next boundary, before any tool runs, instead of being lost.
 
 Only one write is ever pending, and nothing is left running between invocations (which matters
 on Lambda, where a frozen process must not hold a half-sent request).
@@ -41,36 +42,26 @@ class PendingWrite:
     def __init__(self) -> None:
         self._future: Future[None] | None = None
         self._executor: ThreadPoolExecutor | None = None
-        self._messages_may_pass = False
 
     @property
     def pending(self) -> bool:
         """Whether a write was started and not yet settled."""
         return self._future is not None
 
-    def start(self, write: Callable[[], None], *, messages_may_pass: bool = False) -> None:
-        """Settle the previous write, then run `write` in the background.
-
-        `messages_may_pass`: a message write need not wait for this one (`settle_for_message`).
-        """
+    def start(self, write: Callable[[], None]) -> None:
+        """Settle the previous write, then run `write` in the background."""
         self.settle()
         if self._executor is None:
             self._executor = ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="elsai-write-behind"
             )
         self._future = self._executor.submit(write)
-        self._messages_may_pass = messages_may_pass
 
     def settle(self) -> None:
         """Wait for the pending write; its exception, if any, is raised here (once)."""
         future, self._future = self._future, None
         if future is not None:
             future.result()
-
-    def settle_for_message(self) -> None:
-        """Before a message write: settle, unless the pending write lets messages pass it."""
-        if not self._messages_may_pass:
-            self.settle()
 
     def close(self) -> None:
         """Settle, then stop the worker thread (a later `start` makes a new one)."""

@@ -43,6 +43,7 @@ import logging
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -116,6 +117,7 @@ class CrashInjector(StorageBackend):
         self.log_path = log_path
         self.crash = crash if crash and crash.get("kind") == "write" else None
         self.count = 0
+        self._count_lock = threading.Lock()
 
     def read(self, key: str) -> StoredObject | None:
         return self.inner.read(key)
@@ -145,8 +147,9 @@ class CrashInjector(StorageBackend):
             # The ownership lease (tests/system/crash/test_lease.py) guards liveness, not data:
             # the matrix numbers and crashes around the session's data writes only.
             return str(perform())
-        self.count += 1
-        n = self.count
+        with self._count_lock:  # the reply and a background bookmark may write at once
+            self.count += 1
+            n = self.count
         entry: dict[str, Any] = {"n": n, "op": op, "key": key}
         if key.endswith("checkpoint.json"):
             bookmark = json.loads(data)

@@ -141,15 +141,19 @@ class Matrix:
         assert final.bookmark is not None and final.bookmark["execution_status"] == "completed", (
             final.bookmark
         )
-        # Bookmark last: every bookmark counts exactly the messages created before it.
-        created: set[str] = set()
+        # Bookmark last: every bookmark counts exactly the messages created before it, but for
+        # the model's reply, which may be written alongside an after_tools bookmark.
+        created: list[str] = []
         for w in writes:
-            if "/messages/" in w["key"]:
-                created.add(w["key"])
+            if "/messages/" in w["key"] and w["op"] == "create":
+                created.append(w["key"])
             if "bookmark" in w:
-                assert w["bookmark"]["message_count"] == len(created), (
+                count = w["bookmark"]["message_count"]
+                passed = created[count:]
+                assert count <= len(created) and len(passed) <= 1, (
                     f"bookmark before its messages: {writes}"
                 )
+                assert not passed or w["bookmark"]["position"] == "after_tools", writes
         return Calibration(writes=writes, final=final)
 
     def points(self, calibration: Calibration) -> list[CrashPoint]:
@@ -181,7 +185,10 @@ class Matrix:
         at_crash = Session.parse(session_id, self.store.snapshot(session_id))
         v, start_step = self._state_at_crash(at_crash, Path(crash_args["progress"]))
         expectation = expect(at_crash)
-        v += self.order_checks(point, at_crash, expectation, calibration)
+        crashed_write = next(
+            (w for w in read_jsonl(Path(crash_args["writes"])) if "crash" in w), None
+        )
+        v += self.order_checks(point, at_crash, expectation, calibration, crashed_write)
 
         recover_args = self._recover_args(point, at_crash, start_step)
         recovered = run_child(recover_args, self.env)
@@ -279,7 +286,12 @@ class Matrix:
     # -- the assertions, per crash point --
 
     def order_checks(
-        self, point: CrashPoint, at_crash: Session, exp: Expectation, calibration: Calibration
+        self,
+        point: CrashPoint,
+        at_crash: Session,
+        exp: Expectation,
+        calibration: Calibration,
+        crashed_write: dict[str, Any] | None = None,
     ) -> list[Violation]:
         """Spec-level consequences of "messages first, bookmark last" for this crash point."""
         v: list[Violation] = []
@@ -304,10 +316,18 @@ class Matrix:
                     )
                 )
         elif point.when == "after":
-            write = calibration.writes[point.k - 1]
+            # The write this child died after (the reply and an after_tools bookmark may land
+            # in either order, so the calibration run's k-th write may be the other one).
+            write = crashed_write or calibration.writes[point.k - 1]
             bookmark = write.get("bookmark")
-            if (
+            # A reply written alongside an after_tools bookmark may have landed first: then the
+            # bookmark is behind the stored messages and the gate must deny it.
+            passed = bookmark is not None and bookmark["message_count"] < len(at_crash.messages)
+            if passed and (bookmark["position"] != "after_tools" or not exp.deny_warning):
+                v.append(Violation("bookmark-order", f"a message passed {bookmark}, but {exp}"))
+            elif (
                 bookmark
+                and not passed
                 and bookmark["execution_status"] == "active"
                 and exp.position != bookmark["position"]
             ):

@@ -24,10 +24,13 @@ def run(args: dict[str, Any], env: dict[str, str]) -> int:
     return proc.returncode
 
 
-def check_write_order(lines: list[str]) -> None:
-    """Every write after a bookmark write starts only once that bookmark write has ended.
+def check_write_order(lines: list[str], *, messages_may_pass: bool = True) -> None:
+    """While a bookmark write is in flight, no tool runs and no write starts but a message's.
 
-    This is the rule with overlap off, and with overlap on for the after_tools bookmark.
+    A pending bookmark names only messages already durable, so the next message (the model's
+    reply after an after_tools bookmark) may be written alongside it (`messages_may_pass`);
+    agent.json, the next bookmark and every tool wait for it. With `messages_may_pass=False`
+    (overlap off) nothing at all starts while one is in flight.
     A process killed mid-write leaves its start unmatched; the next process begins afresh.
     """
     open_bookmark = False
@@ -35,16 +38,22 @@ def check_write_order(lines: list[str]) -> None:
         if line == "begin":
             open_bookmark = False
         elif line == "start checkpoint.json" or line.startswith("start checkpoint.json "):
+            assert not open_bookmark, f"{line!r} started while a bookmark write was in flight"
             open_bookmark = True
         elif line == "end checkpoint.json":
             open_bookmark = False
+        elif line.startswith("tool "):
+            assert not open_bookmark, f"{line!r} ran while a bookmark write was in flight"
         elif line.startswith("start "):
-            assert not open_bookmark, f"{line!r} started while a bookmark write was in flight"
+            allowed = messages_may_pass and line.split(" ")[1].startswith("message_")
+            assert not open_bookmark or allowed, (
+                f"{line!r} started while a bookmark write was in flight"
+            )
 
 
 def check_overlapped_write_order(lines: list[str]) -> None:
-    """With overlap on: nothing starts while an after_tools bookmark is in flight, and only a
-    message write while an after_model one is (never agent.json or the next bookmark)."""
+    """With both bookmarks overlapped: only a message write starts while a bookmark is in
+    flight (never agent.json or the next bookmark); tools may run under an after_model one."""
     in_flight: str | None = None
     position = ""
     for line in lines:
@@ -54,7 +63,7 @@ def check_overlapped_write_order(lines: list[str]) -> None:
             position = line.split(" ", 1)[1]
         elif line.startswith("start "):
             name = line.split(" ")[1]
-            allowed = in_flight == "after_model" and name.startswith("message_")
+            allowed = name.startswith("message_")
             assert in_flight is None or allowed, f"{line!r} started while {in_flight} in flight"
             if name == "checkpoint.json":
                 in_flight = position

@@ -4,7 +4,8 @@ during that overlap never leaves a bookmark naming a message that is not durable
 The child (overlap_child.py) kills itself with SIGKILL inside the model call, either while the
 bookmark write is still in flight or just after it landed. The parent then checks the store
 and the child's write log (fsync'd lines, in order): the bookmark was written from the
-background thread while the model ran, no message write started before it landed, the stored
+background thread while the model ran, nothing but the reply's message write started before
+it landed, no tool ran under it, the stored
 bookmark counts only stored messages, and a recovery run finishes the job with a valid
 transcript and no completed tool run twice.
 """

@@ -1,11 +1,13 @@
 """The overlapped after_tools bookmark write is never lost, nor its error.
 
-A failing background bookmark write fails the invocation at the next write (nothing is written
-after it), or at the end of the invocation when nothing follows; the lease is released anyway.
+A failing background bookmark write fails the invocation at the next boundary (the model's
+reply may have been written alongside it; no tool runs and nothing else is written after it),
+or at the end of the invocation when nothing follows; the lease is released anyway.
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,8 @@ from elsai.models import ScriptedModel
 from elsai.session import FileSessionManager
 from elsai.session.storage.base import StorageBackend, StorageError, StoredObject
 
+RAN: list[int] = []
+
 
 @tool
 def step(n: int) -> str:
@@ -26,6 +30,7 @@ def step(n: int) -> str:
     Args:
         n: The step number.
     """
+    RAN.append(n)
     return f"step {n} done"
 
 
@@ -81,14 +86,46 @@ def _agent(
     return agent, storage
 
 
-def test_a_failed_background_bookmark_fails_the_next_write(tmp_path: Path) -> None:
+def test_a_failed_background_bookmark_fails_the_next_boundary(tmp_path: Path) -> None:
     agent, storage = _agent(tmp_path, fail_at=1)  # the first after_tools bookmark
+    RAN.clear()
     with pytest.raises(StorageError, match="injected"):
         agent("go")
-    # prompt, toolUse, toolResult were written; the next reply was not (it waited and failed).
-    messages = [w for w in storage.writes if w.startswith("message_")]
-    assert messages == ["message_0.json", "message_1.json", "message_2.json"]
+    # prompt, toolUse, toolResult, and the reply written alongside the failing bookmark; its
+    # tool never ran (the after_model boundary raised first) and nothing followed.
+    written = [w for w in storage.writes if w != "lease.json"]  # released at the end anyway
+    assert written[-4:] == [f"message_{i}.json" for i in range(4)]
+    assert RAN == [0]
     assert not (tmp_path / "session_s/agents/agent_a/checkpoint.json").exists()
+    storage.fail_at = 0
+    assert agent("go on").stop_reason == "end_turn"
+    assert RAN == [0]  # the orphan toolUse is answered, never run
+
+
+def test_the_reply_is_written_while_the_after_tools_bookmark_is_in_flight(tmp_path: Path) -> None:
+    """The reply's message write does not wait for the pending bookmark (it names only stored
+    messages); the next boundary does."""
+    agent, storage = _agent(tmp_path, fail_at=0)
+    gate, order = threading.Event(), []
+    inner_replace = storage.replace
+
+    def slow_bookmark(key: str, data: bytes, *, expected_version: str | None) -> str:
+        if key.endswith("checkpoint.json") and storage.bookmarks == 0:
+            assert gate.wait(10), "the reply was not written while the bookmark was held"
+            order.append("bookmark")
+        return inner_replace(key, data, expected_version=expected_version)
+
+    def create(key: str, data: bytes) -> str:
+        out = FailingBookmarks.create(storage, key, data)
+        if key.endswith("message_3.json"):
+            order.append("reply")
+            gate.set()
+        return out
+
+    storage.replace = slow_bookmark  # type: ignore[method-assign]
+    storage.create = create  # type: ignore[method-assign]
+    assert agent("go").stop_reason == "end_turn"
+    assert order == ["reply", "bookmark"]
 
 
 def test_a_failed_background_bookmark_fails_a_paused_invocation_at_its_end(tmp_path: Path) -> None:
