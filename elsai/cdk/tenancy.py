@@ -1,4 +1,4 @@
-"""Tenant isolation in the stack (``tenantIsolation``): the per-job role and the API's side.
+"""Tenant isolation in the stack (``tenantIsolation``, on by default): per-job role, API side.
 
 - `TenantRole`: the role each slice assumes for its agent. Its own policy reaches only
   ``owners/*`` of the sessions bucket (read + put, never delete) and the configured model;
@@ -27,6 +27,13 @@ OWNERS = "owners/*"
 #: The API's only writes under an owner's prefix (cancel records, answer claims).
 API_OWNER_WRITES = ("owners/*/jobs/*/cancelled.json", "owners/*/jobs/*/answers/*")
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"  # elsai.serverless.scoped.TENANT_ROLE_ENV
+#: The id and text of the synth warning a deployment without isolation gets.
+ISOLATION_OFF_WARNING = "elsai:tenantIsolationOff"
+ISOLATION_OFF_MESSAGE = (
+    "tenantIsolation=false: every caller the API admits can read, poll, answer and cancel "
+    "every other caller's jobs and sessions, and tools run with the agent function's own "
+    "S3 access. Only for a single trusted caller (docs/security.md)."
+)
 
 
 class TenantRole(Construct):

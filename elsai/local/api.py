@@ -17,7 +17,7 @@ from typing import Any
 
 from elsai.local.invoker import InvocationRecord
 from elsai.local.progress import Progress
-from elsai.local.shapes import LocalLambdaContext, rest_proxy_event
+from elsai.local.shapes import DEFAULT_CALLER, LocalLambdaContext, rest_proxy_event
 from elsai.serverless.contract import RUN_SLICE
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "CANCELLED"})
@@ -32,10 +32,15 @@ class LocalApiError(Exception):
 
 
 class JobsApiMixin:
-    """Needs `self._api` (the imported api_handler module) and `self.progress`."""
+    """Needs `self._api` (the imported api_handler module) and `self.progress`.
+
+    `caller` names who the requests come from (an IAM user of the local account); set it to
+    try tenant isolation with two callers (`elsai local run --caller NAME`).
+    """
 
     _api: Any
     progress: Progress
+    caller: str = DEFAULT_CALLER
 
     def api(self, method: str, path: str, *, resource: str, body: Any = None, headers: dict[str, str] | None = None,
             path_parameters: dict[str, str] | None = None, query: dict[str, str] | None = None) -> tuple[int, Any]:  # fmt: skip
@@ -50,8 +55,11 @@ class JobsApiMixin:
 
     def api_response(self, method: str, path: str, *, resource: str, body: Any = None,
                      headers: dict[str, str] | None = None, path_parameters: dict[str, str] | None = None,
-                     query: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
-        """The real API handler's Lambda proxy response (status, headers, body) to one request."""
+                     query: dict[str, str] | None = None, caller: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """The real API handler's Lambda proxy response (status, headers, body) to one request.
+
+        `caller` overrides `self.caller` for this request.
+        """
         event = rest_proxy_event(
             method,
             path,
@@ -60,6 +68,7 @@ class JobsApiMixin:
             headers=headers,
             path_parameters=path_parameters,
             query=query,
+            caller=caller or self.caller,
         )
         response: dict[str, Any] = self._api.handler(
             event, LocalLambdaContext("elsai-api", 29_000, 512)

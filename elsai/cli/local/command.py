@@ -64,6 +64,16 @@ def register(groups: Any) -> None:
     run.set_defaults(handler=_run)
 
 
+def _caller(value: str) -> str:
+    from elsai.local.shapes import caller_arn
+
+    try:
+        caller_arn(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
 def _add_run_options(run: argparse.ArgumentParser) -> None:
     """The options of `elsai local run`: prompt, fault injection, model, slicing, output."""
     run.add_argument(
@@ -132,6 +142,14 @@ def _add_agent_options(run: argparse.ArgumentParser) -> None:
         help="a directory added to the children's import path (repeatable; kept after the checkout's own)",
     )
     run.add_argument("--session-id", help="the job's session id (default: a new one)")
+    run.add_argument(
+        "--caller",
+        metavar="NAME",
+        type=_caller,
+        default=None,
+        help="run the job as this local caller (an IAM user of the local account; default: "
+        "local): with tenant isolation its job id and storage carry that caller's owner tag",
+    )
     run.add_argument(
         "--answer",
         action="append",
@@ -225,6 +243,8 @@ def _run(args: argparse.Namespace) -> int:
                 ),
                 flush=True,
             )
+        if args.caller is not None:
+            runtime.caller = args.caller
         job = runtime.start_job(args.prompt, session_id=args.session_id)
         final = run_to_end(runtime, job["job_id"], answers, args.timeout)
         summary = _summary(runtime, job, final)

@@ -140,3 +140,15 @@ def owner_prefix(tag: str) -> str:
     if not _OWNER_TAG_RE.match(tag):
         raise ValueError(f"not an owner tag: {tag[:40]!r}")
     return f"{OWNERS_PREFIX}{tag}/"
+
+
+def split_owner(key: str) -> tuple[str, str]:
+    """(owner prefix, rest) of a bucket key: ``("owners/<tag>/", "session_x/...")``.
+
+    A key outside any well-formed owner prefix belongs to the bucket root: ``("", key)``.
+    """
+    if key.startswith(OWNERS_PREFIX):
+        tag, sep, rest = key[len(OWNERS_PREFIX) :].partition("/")
+        if sep and _OWNER_TAG_RE.match(tag):
+            return f"{OWNERS_PREFIX}{tag}/", rest
+    return "", key

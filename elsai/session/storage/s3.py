@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 MAX_PARALLEL_READS = 16
 
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+# 403: forbidden, or missing to a caller whose s3:ListBucket is limited by s3:prefix.
+_FORBIDDEN_CODES = frozenset({"AccessDenied", "403", "Forbidden"})
 # 412: the condition did not hold (someone, maybe this writer's own lost attempt, wrote first).
 _PRECONDITION_CODES = frozenset({"PreconditionFailed", "412"})
 # 409: another conditional write to the key is in progress; retried, not a lost race.
@@ -161,10 +163,30 @@ class S3Storage(StorageBackend):
         except ClientError as exc:
             if _error_code(exc) in _MISSING_CODES:
                 return None
+            if _error_code(exc) in _FORBIDDEN_CODES and not self._listed(key):
+                return None  # missing: S3 said 403 only because this caller's listing is scoped
             raise self._storage_error("read", key, exc) from exc
         except BotoCoreError as exc:
             raise self._storage_error("read", key, exc) from exc
         return StoredObject(data=data, version=response["ETag"])
+
+    def _listed(self, key: str) -> bool:
+        """Whether `key` exists, asked by listing it: True too when the listing is refused.
+
+        S3 answers a GET of a missing key with 404 only to a caller that may list the bucket
+        with no ``s3:prefix`` (a GET carries none); a per-job session policy lists only its
+        own prefixes, so its missing keys come back 403. Listing the key itself is allowed
+        under those prefixes: absent there, it is missing; present, or the listing refused
+        too, the 403 was a real "forbidden".
+        """
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        full_key = self.prefix + key
+        try:
+            page = self._client.list_objects_v2(Bucket=self.bucket, Prefix=full_key, MaxKeys=1)
+        except (ClientError, BotoCoreError):
+            return True
+        return any(obj.get("Key") == full_key for obj in page.get("Contents", []))
 
     def read_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
         """GET the keys in parallel (bounded), results in the order of `keys`.

@@ -127,9 +127,34 @@ def test_cognito_authorizer_is_an_opt_in(tmp_path: Path) -> None:
     assert authorizer["ProviderARNs"] == [POOL]
 
 
-def test_default_stack_has_no_tenant_role(template_dict: dict[str, Any]) -> None:
-    assert not _resources(template_dict, "AWS::IAM::Role", "TenantRole")
-    assert "ELSAI_TENANCY" not in _env(template_dict, "ApiFunction")
+def test_the_default_stack_isolates_its_callers_without_a_warning(
+    synthesized: dict[str, Any],
+) -> None:
+    from aws_cdk.assertions import Annotations, Match
+
+    template = synthesized["template"]
+    assert _resources(template, "AWS::IAM::Role", "TenantRole")
+    assert _env(template, "ApiFunction")["ELSAI_TENANCY"] == "owner"
+    assert TENANT_ROLE_ENV in _env(template, "AgentFunction")
+    Annotations.from_stack(synthesized["stack"]).has_no_warning(
+        "*", Match.string_like_regexp(".*tenantIsolation=false.*")
+    )
+
+
+def test_opting_out_is_explicit_and_synth_warns(tmp_path: Path) -> None:
+    from aws_cdk.assertions import Annotations, Match
+
+    from infra.app import build_app
+
+    app, stack = build_app(
+        {"aws:cdk:bundling-stacks": [], "tenantIsolation": "false"}, outdir=str(tmp_path)
+    )
+    template = dict(app.synth().get_stack_by_name(stack.stack_name).template)
+    assert not _resources(template, "AWS::IAM::Role", "TenantRole")
+    assert "ELSAI_TENANCY" not in _env(template, "ApiFunction")
+    Annotations.from_stack(stack).has_warning(
+        "/ElsaiStack/Default", Match.string_like_regexp("tenantIsolation=false: every caller.*")
+    )
 
 
 def test_session_policy_names_exactly_one_job_and_fits_the_sts_limit() -> None:
@@ -152,7 +177,9 @@ def test_session_policy_names_exactly_one_job_and_fits_the_sts_limit() -> None:
 @pytest.mark.parametrize(
     ("context", "expected"),
     [
-        ({}, (False, ())),
+        ({}, (True, ())),
+        ({"tenantIsolation": "false"}, (False, ())),
+        ({"tenantIsolation": False}, (False, ())),
         ({"tenantIsolation": "true", "adminArns": f"{ADMIN}, arn:aws:iam::1:user/x"},
          (True, (ADMIN, "arn:aws:iam::1:user/x"))),
         ({"tenantIsolation": True, "adminArns": [ADMIN]}, (True, (ADMIN,))),
@@ -173,6 +200,7 @@ def test_a_bad_isolation_flag_is_refused() -> None:
         ElsaiConfig.from_node(cdk.App(context={"tenantIsolation": "yes please"}).node)
 
 
-def test_retention_sweeper_is_refused_with_isolation_rather_than_silently_idle() -> None:
-    with pytest.raises(ValueError, match="sessionRetentionDays cannot be combined"):
-        ElsaiConfig(tenant_isolation=True, session_retention_days=30)
+def test_retention_and_isolation_combine() -> None:
+    """The sweeper walks every owner's prefix (elsai.serverless.retention), so synth allows it."""
+    config = ElsaiConfig(tenant_isolation=True, session_retention_days=30)
+    assert config.tenant_isolation and config.session_retention_days == 30
