@@ -7,7 +7,8 @@ callers' transcripts. So, when the stack names a tenant role (`TENANT_ROLE_ENV`)
 assumes it with a *session policy* naming exactly this job's objects:
 
 - ``<owner prefix>session_<session_id>/*`` (the session the job runs on) and
-  ``<owner prefix>jobs/<job_id>/*`` (its parked token, answers, cancel record): get + put;
+  ``<owner prefix>jobs/<job_id>/*`` (its parked token, answers, cancel record): get + put
+  (with the object tag a parked token's age expiry matches, `keys.EXPIRING_TAG`);
 - ``s3:ListBucket`` on the bucket, only for those two prefixes (an ``s3:prefix`` condition):
   a tool cannot list other sessions' key names (session ids, owner tags). S3 answers 404
   rather than 403 for a missing key only to a caller allowed to list, and a GetObject request
@@ -105,7 +106,8 @@ def session_policy(
             {
                 "Sid": "OwnSessionAndJob",
                 "Effect": "Allow",
-                "Action": ["s3:GetObject", "s3:PutObject"],
+                # Tagging: a parked token carries the tag its lifecycle expiry matches.
+                "Action": ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
                 "Resource": [f"arn:{partition}:s3:::{bucket}/{pattern}" for pattern in own],
             },
             {

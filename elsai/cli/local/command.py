@@ -295,6 +295,7 @@ def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[s
         "bookmark": _bookmark(runtime, job),
         **_state_path(runtime.history(job["job_id"])),
         "bucket": runtime.bucket,
+        "storage_prefix": runtime.storage_prefix,  # the caller's owners/<tag>/ with isolation
         "events": [
             {"kind": e.kind, "slice": e.slice, "attempt": e.attempt, "message": e.message}
             for e in runtime.progress.events
@@ -379,6 +380,6 @@ def _print_summary(s: dict[str, Any], style: Style) -> None:
         print(f"  bookmark:     checkpoint.json execution_status={b.get('execution_status')} position={b.get('position')} "
               f"message_count={b.get('message_count')}")  # fmt: skip
     prefix = f"session_{s['session_id']}/"
-    print(f"  session files in s3://{s['bucket']}/{prefix} (moto):")
+    print(f"  session files in s3://{s['bucket']}/{s['storage_prefix']}{prefix} (moto):")
     for f in s["session_files"]:
         print(f"    {f['key'].removeprefix(prefix)}  ({f['bytes']} B)")

@@ -118,6 +118,8 @@ class S3Storage(StorageBackend):
         boto_session: The session to build the shared client from.
         region_name: The client's region, when not the session's.
         client: A ready S3 client; `boto_session` and `region_name` are then ignored.
+        tagging: The ``Tagging`` a write of a key (relative to `prefix`) carries, or None
+            (`elsai.session.layout.keys.object_tagging`: how lifecycle finds parked tokens).
     """
 
     def __init__(
@@ -127,6 +129,7 @@ class S3Storage(StorageBackend):
         boto_session: boto3.Session | None = None,
         region_name: str | None = None,
         client: S3Client | Any | None = None,
+        tagging: Callable[[str], str | None] | None = None,
     ) -> None:
         """Check the bucket name and get the client; no request is sent."""
         if not bucket:
@@ -136,6 +139,7 @@ class S3Storage(StorageBackend):
         if client is None:
             client = _shared_client(boto_session, region_name)
         self._client: S3Client = client
+        self._tagging = tagging
         #: How 409 backoff waits; tests replace it to record the waits instead of sleeping.
         self._sleep: Callable[[float], None] = time.sleep
 
@@ -295,14 +299,15 @@ class S3Storage(StorageBackend):
 
     def _put_once(self, key: str, data: bytes, if_match: str | None) -> str:
         full_key = self.prefix + key
+        extra: dict[str, str] = {}
+        tagging = self._tagging(key) if self._tagging is not None else None
+        if tagging:
+            extra["Tagging"] = tagging
         if if_match is None:
-            response = self._client.put_object(
-                Bucket=self.bucket, Key=full_key, Body=data, IfNoneMatch="*"
-            )
+            extra["IfNoneMatch"] = "*"
         else:
-            response = self._client.put_object(
-                Bucket=self.bucket, Key=full_key, Body=data, IfMatch=if_match
-            )
+            extra["IfMatch"] = if_match
+        response = self._client.put_object(Bucket=self.bucket, Key=full_key, Body=data, **extra)  # type: ignore[arg-type]
         return response["ETag"]
 
     def _own_write(self, key: str, data: bytes, cause: Exception) -> str | None:

@@ -311,5 +311,9 @@ def test_everything_a_job_needs_works_under_its_policy(
     assert again["status"] == "completed", again
     with disable_iam_authentication():
         token_key = job_storage_prefix(JOB_A) + keys.job_token_key(JOB_A)
-        stored = boto3.client("s3").get_object(Bucket=BUCKET, Key=token_key)["Body"].read()
+        s3 = boto3.client("s3")
+        stored = s3.get_object(Bucket=BUCKET, Key=token_key)["Body"].read()
+        tags = s3.get_object_tagging(Bucket=BUCKET, Key=token_key)["TagSet"]
     assert json.loads(stored)["task_token"] == "token-1"
+    # The tag the bucket's lifecycle rule expires it by (no prefix rule reaches owners/*/jobs/).
+    assert tags == [{"Key": keys.EXPIRING_TAG[0], "Value": keys.EXPIRING_TAG[1]}]
