@@ -1,7 +1,7 @@
 """Who is calling, and which jobs and sessions are theirs (tenant isolation).
 
-With ``ELSAI_TENANCY=owner`` (the CDK stack's ``tenantIsolation`` knob) every request names
-its caller, and the caller owns what it creates:
+With ``ELSAI_TENANCY=owner`` (the CDK stack's ``tenantIsolation`` knob, on by default) every
+request names its caller, and the caller owns what it creates:
 
 - **Identity.** IAM auth (default): API Gateway's verified SigV4 principal,
   ``requestContext.identity.userArn``. An assumed-role ARN
