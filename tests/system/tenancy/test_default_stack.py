@@ -103,3 +103,32 @@ def test_another_caller_gets_404_on_every_route_and_lists_only_its_own(
     monkeypatch.setenv("ELSAI_ADMIN_ARNS", f"arn:aws:iam::{ACCOUNT}:user/ops")
     assert listed("ops") == {job_a, bob["job_id"]}
     assert _call(rt, "ops", "GET", f"/jobs/{job_a}")[0] == 200
+
+
+def test_local_callers_over_http_and_the_cli(
+    rt: LocalRuntime, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`elsai jobs --local --caller NAME`: the header the local server reads, end to end."""
+    from elsai.cli import main
+    from elsai.cli.jobs.client import ApiError, JobsClient
+    from elsai.local.http import LocalHttpApi
+
+    job = _run(rt, "carol", "s-http")["job_id"]
+    server = LocalHttpApi(rt).start()
+    try:
+        assert JobsClient(server.url, sign=False, caller="carol").status(job)["job_id"] == job
+        with pytest.raises(ApiError) as refused:
+            JobsClient(server.url, sign=False, caller="dave").status(job)
+        assert refused.value.status == 404
+        with pytest.raises(ApiError) as bad:
+            JobsClient(server.url, sign=False, caller="no/slashes").status(job)
+        assert bad.value.status == 400
+        monkeypatch.setattr("elsai.cli.jobs.command.local_url", lambda: server.url)
+        assert main(["jobs", "status", job, "--local", "--caller", "carol", "--json"]) == 0
+        assert job in capsys.readouterr().out
+        assert main(["jobs", "status", job, "--local", "--caller", "dave"]) == 2
+        assert "no job" in capsys.readouterr().err
+    finally:
+        server.close()
+    with pytest.raises(SystemExit, match="--caller only applies to --local"):
+        main(["jobs", "status", job, "--api-url", "https://x.invalid/v1", "--caller", "carol"])
