@@ -20,7 +20,8 @@ request names its caller, and the caller owns what it creates:
 - **Admins.** ``ELSAI_ADMIN_ARNS`` (IAM: user, role or assumed-role ARNs) or
   ``ELSAI_ADMIN_GROUPS`` (Cognito groups) may read and steer every job, and read any owner's
   session with ``GET /sessions/{id}?owner=<tag>`` (the tag a job id carries after its ``o``);
-  without ``owner`` the session read is their own.
+  without ``owner`` the session read is their own. A job id without a tag (started before
+  the stack turned isolation on) is visible to admins only, its records read at the root.
 
 Without ``ELSAI_TENANCY`` nothing here applies: one shared namespace at the bucket root.
 """
@@ -207,6 +208,8 @@ def _authorize(raw_event: dict[str, Any], path: str) -> tuple[Caller, str]:
         return caller, caller.prefix  # not a job route, or an id the route refuses as 400
     job_id = match.group(1)
     tag = job_owner_tag(job_id)
+    if tag is None and caller.admin:
+        return caller, ""  # a job started before isolation: its records are at the root
     if tag is None or not (caller.admin or tag == caller.tag):
         raise NotFound(f"no job {job_id!r}")  # the same answer as for a job that never was
     return caller, keys.owner_prefix(tag)

@@ -85,7 +85,7 @@ def tenant_statements() -> list[dict[str, Any]]:
     from elsai.local.definition import DEFAULT_PSEUDO
     from infra.synth import synth_template
 
-    template = synth_template({"tenantIsolation": "true", "aws:cdk:bundling-stacks": []}, nag=False)
+    template = synth_template({"aws:cdk:bundling-stacks": []}, nag=False)  # the default stack
     (policy,) = [
         v["Properties"] for v in template["Resources"].values()
         if v["Type"] == "AWS::IAM::Policy"

@@ -181,17 +181,20 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
 
 
 @pytest.mark.parametrize(
-    ("layout", "prefix"), [("template_dict", "/owners/*"), ("shared_template_dict", "")]
+    ("layout", "prefixes"),
+    [("template_dict", ("/owners/*", "")), ("shared_template_dict", ("",))],
 )
 def test_api_may_write_only_cancel_records_and_answer_claims(
-    request: pytest.FixtureRequest, layout: str, prefix: str
+    request: pytest.FixtureRequest, layout: str, prefixes: tuple[str, ...]
 ) -> None:
     s3 = _for_service(_statements(request.getfixturevalue(layout), "ApiFunctionRole"), "s3")
     writes = [s for s in s3 if any(a.startswith(("s3:Put", "s3:Delete")) for a in _actions(s))]
     (stmt,) = writes
     assert _actions(stmt) == ["s3:PutObject"]
     suffixes = {res["Fn::Join"][1][-1] for res in _resources_of(stmt)}
-    assert suffixes == {f"{prefix}/jobs/*/cancelled.json", f"{prefix}/jobs/*/answers/*"}
+    assert suffixes == {
+        f"{p}/jobs/*/{record}" for p in prefixes for record in ("cancelled.json", "answers/*")
+    }
 
 
 def test_state_machine_may_only_invoke_the_agent_function(template_dict: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ def _synth(tmp: Path, context: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _synth(tmp_path_factory.mktemp("iso"), {"tenantIsolation": "true", "adminArns": ADMIN})
+    return _synth(tmp_path_factory.mktemp("iso"), {"adminArns": ADMIN})  # isolated by default
 
 
 def _resources(template: dict[str, Any], kind: str, prefix: str) -> list[dict[str, Any]]:
@@ -109,6 +109,20 @@ def test_api_checks_owners_and_touches_only_owner_prefixes(isolated: dict[str, A
         "/owners/*",
         "/owners/*/jobs/*/cancelled.json",
         "/owners/*/jobs/*/answers/*",
+        "/session_*",  # jobs from before isolation, for admins (jobs_api.owner)
+        "/jobs/*",
+        "/jobs/*/cancelled.json",
+        "/jobs/*/answers/*",
+    }
+    writes = [
+        s for s in _statements(isolated, "ApiFunctionRole")
+        if any(a.startswith(("s3:Put", "s3:Delete")) for a in _listify(s["Action"]))
+    ]  # fmt: skip
+    assert {r["Fn::Join"][1][-1] for s in writes for r in _listify(s["Resource"])} == {
+        "/owners/*/jobs/*/cancelled.json",
+        "/owners/*/jobs/*/answers/*",
+        "/jobs/*/cancelled.json",
+        "/jobs/*/answers/*",
     }
     methods = _resources(isolated, "AWS::ApiGateway::Method", "")
     assert methods and {m["AuthorizationType"] for m in methods} == {"AWS_IAM"}
@@ -170,6 +184,15 @@ def test_session_policy_names_exactly_one_job_and_fits_the_sts_limit() -> None:
         "Delete" in a for s in policy["Statement"] for a in _listify(s.get("Action", []))
     )
     assert len(json.dumps(policy, separators=(",", ":"))) <= 2048  # AssumeRole's Policy cap
+    (listing,) = [s for s in policy["Statement"] if s["Sid"] == "ListOwnPrefixesOnly"]
+    assert listing["Resource"] == f"arn:aws:s3:::{'b' * 63}"
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": [
+        f"{prefix}session_{session}/*", f"{prefix}jobs/{job}/*"]}}  # fmt: skip
+    # Wildcards in an id are literal (IAM's ${*} ...), and even then the policy fits.
+    starred = session_policy("b" * 63, prefix, "*" * MAX_ID_LENGTH, job)
+    assert len(json.dumps(starred, separators=(",", ":"))) <= 2048
+    (own,) = [s for s in starred["Statement"] if s["Sid"] == "OwnSessionAndJob"]
+    assert own["Resource"][0].endswith("session_" + "${*}" * MAX_ID_LENGTH + "/*")
     with pytest.raises(ValueError):
         session_policy("bucket", prefix, "../x", job)
 

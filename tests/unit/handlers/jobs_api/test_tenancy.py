@@ -230,3 +230,24 @@ def test_owner_is_refused_without_isolation(api: Api, monkeypatch: pytest.Monkey
     monkeypatch.delenv("ELSAI_TENANCY")
     reply = _session_as(api, ALICE, "s1", [_tag(ALICE)])
     assert reply.status == 400 and "tenant isolation" in reply.body["error"], reply.body
+
+
+def test_a_job_from_before_isolation_stays_readable_by_admins_only(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration: a job started while the stack ran unisolated (an untagged id, its records at
+    the bucket root) is still there for an admin; to every other caller it is a 404."""
+    monkeypatch.delenv("ELSAI_TENANCY")
+    old = Caller(api, ALICE).start({"prompt": "a", "session_id": "old-s"}).body["job_id"]
+    assert job_owner_tag(old) is None
+    monkeypatch.setenv("ELSAI_TENANCY", "owner")  # the redeploy with isolation on
+    admin = Caller(api, ADMIN)
+    assert admin.get(f"/jobs/{old}").status == 200
+    assert admin.get(f"/jobs/{old}/events").status == 200
+    assert old in {j["job_id"] for j in admin.list().body["jobs"]}
+    for caller in (ALICE, BOB):
+        assert Caller(api, caller).get(f"/jobs/{old}").status == 404
+        assert old not in {j["job_id"] for j in Caller(api, caller).list().body["jobs"]}
+    assert admin.cancel(old).status == 200
+    cancelled = api.s3.get_object(Bucket=BUCKET, Key=keys.job_cancel_key(old))  # at the root
+    assert json.loads(cancelled["Body"].read())["job_id"] == old
