@@ -2,7 +2,8 @@
 
 Deployed only when ``sessionRetentionDays`` is set; an EventBridge schedule runs it daily.
 The logic (and why it never expires single messages) is in ``elsai.serverless.retention``.
-Permissions: list the sessions bucket, delete objects under ``session_*`` (no version deletes),
+Permissions: list the sessions bucket, delete objects under ``session_*`` and each owner's
+``owners/*/session_*`` (no version deletes),
 list the jobs state machine's RUNNING executions and describe them (a live job's session stays).
 """
 

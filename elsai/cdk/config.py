@@ -82,8 +82,10 @@ class ElsaiConfig:
     slices_per_execution: int | None = None  # None = the largest safe value
     #: Tenant isolation (docs/security.md, "Tenant isolation and the trust model"): callers
     #: own their jobs and sessions (owner-prefixed storage, 404 for others) and each slice
-    #: runs its agent with credentials scoped to its own job (elsai/cdk/tenancy.py).
-    tenant_isolation: bool = False
+    #: runs its agent with credentials scoped to its own job (elsai/cdk/tenancy.py). On by
+    #: default, like S3 Block Public Access: ``tenantIsolation=false`` is the explicit opt-out
+    #: for a single trusted caller, and synth warns about it.
+    tenant_isolation: bool = True
     admin_arns: tuple[str, ...] = ()  # IAM principals that may see every job
     cognito_user_pool_arn: str | None = None  # Cognito authorizer instead of IAM (SigV4)
     admin_groups: tuple[str, ...] = ()  # Cognito groups that may see every job
@@ -111,11 +113,6 @@ class ElsaiConfig:
         if self.interrupt_wait_seconds < 1:
             raise ValueError("interruptWaitSeconds must be >= 1")
         self._check_budgets()
-        if self.tenant_isolation and self.session_retention_days is not None:
-            raise ValueError(
-                "sessionRetentionDays cannot be combined with tenantIsolation yet: the sweeper "
-                "walks session_* at the bucket root, and isolated sessions live under owners/"
-            )
 
     def _check_budgets(self) -> None:
         if self.session_retention_days is not None and self.session_retention_days < 1:
@@ -274,7 +271,7 @@ def _tenancy_values(get: Any) -> dict[str, Any]:
     if flag not in ("none", "", "true", "false"):
         raise ValueError(f"tenantIsolation must be true or false, got {get('tenantIsolation')!r}")
     return {
-        "tenant_isolation": flag == "true",
+        "tenant_isolation": flag != "false",  # on unless explicitly turned off
         "admin_arns": names("adminArns"),
         "cognito_user_pool_arn": str(get("cognitoUserPoolArn") or "") or None,
         "admin_groups": names("adminGroups"),

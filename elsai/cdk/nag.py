@@ -168,6 +168,12 @@ def _sweeper(stack: ElsaiStack) -> None:
     )
     _ack(
         policy,
+        f"AwsSolutions-IAM5[Resource::{bucket_arn}/owners/*/session_*]",
+        "The same for each owner's sessions (tenant isolation): s3:DeleteObject on "
+        "owners/<tag>/session_* only, never an owner's job records; owner tags are hashes.",
+    )
+    _ack(
+        policy,
         f"AwsSolutions-IAM5[Resource::{_nag_arn(stack.api.execution_arns)}]",
         "DescribeExecution on executions of this one state machine (the input names a live "
         "job's session, which the sweeper keeps); execution names are per job, so '*'.",

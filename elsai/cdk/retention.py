@@ -1,7 +1,8 @@
 """The opt-in retention sweeper: a daily Lambda that deletes sessions idle for N days.
 
 Deployed only when ``sessionRetentionDays`` is set. Its role may list the sessions bucket
-and delete current objects under ``session_*``; it has no ``s3:DeleteObjectVersion``, so the
+and delete current objects under ``session_*`` and ``owners/*/session_*`` (each owner's
+sessions, with tenant isolation); it has no ``s3:DeleteObjectVersion``, so the
 noncurrent versions (the undo window of versioning) are left to the bucket's lifecycle rule.
 To keep the session of a live job (running, or waiting for a person) it may list the jobs
 state machine's executions and describe them: read-only, on that one machine.
@@ -23,6 +24,8 @@ from elsai.cdk.function import PythonFunction
 from elsai.serverless.contract import handler_name
 
 SWEEP_ACTIONS = ("s3:DeleteObject",)
+#: Where sessions live: the bucket root (no isolation) and each owner's prefix.
+SWEEP_PATTERNS = ("session_*", "owners/*/session_*")
 #: Which jobs are live: ListExecutions on the machine, DescribeExecution (its input) on executions.
 LIVE_JOB_ACTIONS = ("states:ListExecutions", "states:DescribeExecution")
 
@@ -71,7 +74,7 @@ class RetentionSweeper(Construct):
         iam.Grant.add_to_principal(
             grantee=self.function,
             actions=list(SWEEP_ACTIONS),
-            resource_arns=[bucket.arn_for_objects("session_*")],
+            resource_arns=[bucket.arn_for_objects(p) for p in SWEEP_PATTERNS],
         )
         iam.Grant.add_to_principal(
             grantee=self.function,

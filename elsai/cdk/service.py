@@ -26,7 +26,7 @@ from elsai.cdk.props import add_outputs, code_paths, resolve_config, state_machi
 from elsai.cdk.retention import RetentionSweeper
 from elsai.cdk.state_machine import AgentStateMachine
 from elsai.cdk.storage import SessionsBucket
-from elsai.cdk.tenancy import TenantRole
+from elsai.cdk.tenancy import ISOLATION_OFF_MESSAGE, ISOLATION_OFF_WARNING, TenantRole
 from elsai.serverless.contract import SERVICE_METADATA
 
 
@@ -143,7 +143,9 @@ class DurableAgentService(Construct):
     def _add_optional_parts(self, asset: lambda_.Code) -> None:
         """The per-job tenant role and the retention sweeper, when their knobs ask for them."""
         self.tenant: TenantRole | None = None
-        if self.config.tenant_isolation:
+        if not self.config.tenant_isolation:
+            cdk.Annotations.of(self).add_warning_v2(ISOLATION_OFF_WARNING, ISOLATION_OFF_MESSAGE)
+        else:
             self.tenant = TenantRole(
                 self,
                 "Tenant",

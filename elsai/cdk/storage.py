@@ -15,6 +15,8 @@ import aws_cdk as cdk
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from elsai.session.layout.keys import EXPIRING_TAG
+
 
 class SessionsBucket(Construct):
     """Sessions bucket + its server-access-log bucket."""
@@ -74,6 +76,13 @@ class SessionsBucket(Construct):
                 s3.LifecycleRule(
                     id="expire-parked-task-tokens",
                     prefix="jobs/",
+                    expiration=cdk.Duration.days(token_retention_days),
+                ),
+                # The same under every owner's owners/<tag>/jobs/ (tenant isolation): a
+                # lifecycle prefix has no wildcards, so the token's writer tags it instead.
+                s3.LifecycleRule(
+                    id="expire-tagged-parked-task-tokens",
+                    tag_filters={EXPIRING_TAG[0]: EXPIRING_TAG[1]},
                     expiration=cdk.Duration.days(token_retention_days),
                 ),
                 s3.LifecycleRule(

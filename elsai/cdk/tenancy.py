@@ -1,4 +1,4 @@
-"""Tenant isolation in the stack (``tenantIsolation``): the per-job role and the API's side.
+"""Tenant isolation in the stack (``tenantIsolation``, on by default): per-job role, API side.
 
 - `TenantRole`: the role each slice assumes for its agent. Its own policy reaches only
   ``owners/*`` of the sessions bucket (read + put, never delete) and the configured model;
@@ -24,9 +24,24 @@ from elsai.cdk.config import ElsaiConfig
 
 #: Where owner-namespaced data lives (elsai.session.layout.keys.OWNERS_PREFIX).
 OWNERS = "owners/*"
-#: The API's only writes under an owner's prefix (cancel records, answer claims).
-API_OWNER_WRITES = ("owners/*/jobs/*/cancelled.json", "owners/*/jobs/*/answers/*")
+#: The API's only writes (cancel records, answer claims): under an owner's prefix, and at the
+#: root for jobs started before the stack turned isolation on, which admins may still read
+#: and steer (jobs_api.owner); their sessions and records at the root are only read.
+API_OWNER_WRITES = (
+    "owners/*/jobs/*/cancelled.json",
+    "owners/*/jobs/*/answers/*",
+    "jobs/*/cancelled.json",
+    "jobs/*/answers/*",
+)
+API_LEGACY_READS = ("session_*", "jobs/*")
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"  # elsai.serverless.scoped.TENANT_ROLE_ENV
+#: The id and text of the synth warning a deployment without isolation gets.
+ISOLATION_OFF_WARNING = "elsai:tenantIsolationOff"
+ISOLATION_OFF_MESSAGE = (
+    "tenantIsolation=false: every caller the API admits can read, poll, answer and cancel "
+    "every other caller's jobs and sessions, and tools run with the agent function's own "
+    "S3 access. Only for a single trusted caller (docs/security.md)."
+)
 
 
 class TenantRole(Construct):
@@ -71,6 +86,8 @@ def isolate_api(api_function: lambda_.Function, bucket: s3.IBucket, config: Elsa
         if config.admin_groups:
             api_function.add_environment("ELSAI_ADMIN_GROUPS", ",".join(config.admin_groups))
     bucket.grant_read(api_function, OWNERS)
+    for prefix in API_LEGACY_READS:
+        bucket.grant_read(api_function, prefix)
     iam.Grant.add_to_principal(
         grantee=api_function,
         actions=["s3:PutObject"],

@@ -17,7 +17,7 @@ from typing import Any
 
 from elsai.local.invoker import InvocationRecord
 from elsai.local.progress import Progress
-from elsai.local.shapes import LocalLambdaContext, rest_proxy_event
+from elsai.local.shapes import DEFAULT_CALLER, LocalLambdaContext, rest_proxy_event
 from elsai.serverless.contract import RUN_SLICE
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "CANCELLED"})
@@ -32,16 +32,22 @@ class LocalApiError(Exception):
 
 
 class JobsApiMixin:
-    """Needs `self._api` (the imported api_handler module) and `self.progress`."""
+    """Needs `self._api` (the imported api_handler module) and `self.progress`.
+
+    `caller` names who the requests come from (an IAM user of the local account); set it to
+    try tenant isolation with two callers (`elsai local run --caller NAME`).
+    """
 
     _api: Any
     progress: Progress
+    caller: str = DEFAULT_CALLER
 
     def api(self, method: str, path: str, *, resource: str, body: Any = None, headers: dict[str, str] | None = None,
-            path_parameters: dict[str, str] | None = None, query: dict[str, str] | None = None) -> tuple[int, Any]:  # fmt: skip
+            path_parameters: dict[str, str] | None = None, query: dict[str, str] | None = None,
+            caller: str | None = None) -> tuple[int, Any]:  # fmt: skip
         """Call the real API handler with an API Gateway REST proxy event: (status, parsed body)."""
         response = self.api_response(method, path, resource=resource, body=body, headers=headers,
-                                     path_parameters=path_parameters, query=query)  # fmt: skip
+                                     path_parameters=path_parameters, query=query, caller=caller)  # fmt: skip
         raw = response.get("body") or "null"
         try:
             return int(response["statusCode"]), json.loads(raw)
@@ -50,8 +56,11 @@ class JobsApiMixin:
 
     def api_response(self, method: str, path: str, *, resource: str, body: Any = None,
                      headers: dict[str, str] | None = None, path_parameters: dict[str, str] | None = None,
-                     query: dict[str, str] | None = None) -> dict[str, Any]:  # fmt: skip
-        """The real API handler's Lambda proxy response (status, headers, body) to one request."""
+                     query: dict[str, str] | None = None, caller: str | None = None) -> dict[str, Any]:  # fmt: skip
+        """The real API handler's Lambda proxy response (status, headers, body) to one request.
+
+        `caller` overrides `self.caller` for this request.
+        """
         event = rest_proxy_event(
             method,
             path,
@@ -60,6 +69,7 @@ class JobsApiMixin:
             headers=headers,
             path_parameters=path_parameters,
             query=query,
+            caller=caller or self.caller,
         )
         response: dict[str, Any] = self._api.handler(
             event, LocalLambdaContext("elsai-api", 29_000, 512)
@@ -153,6 +163,8 @@ class InspectMixin:
     state_machine_arn: str
     ledger_path: Path
     invocations: list[InvocationRecord]
+    caller: str = DEFAULT_CALLER  # whose storage the views read (JobsApiMixin's caller)
+    api_env: dict[str, str]
 
     def execution_arn(self, job_id: str) -> str:
         """The ARN of job `job_id`'s first execution (the job id is its name)."""
@@ -179,13 +191,32 @@ class InspectMixin:
             json.loads(line) for line in self.ledger_path.read_text().splitlines() if line.strip()
         ]
 
+    @property
+    def storage_prefix(self) -> str:
+        """Where `caller`'s sessions and job records live ("" without tenant isolation).
+
+        ``owners/<tag>/`` with isolation (the service's default), asked of the real API
+        code (its identity rules), not recomputed here.
+        """
+        from elsai_lambdas.jobs_api import owner
+
+        if getattr(self, "api_env", {}).get(owner.TENANCY_ENV, "").lower() != "owner":
+            return ""
+        event = rest_proxy_event("GET", "/jobs", resource="/jobs", caller=self.caller)
+        return owner.identify(event).prefix
+
     def session_files(self, session_id: str) -> Iterator[tuple[str, int]]:
-        """(key, size) of every object the session holds: what a crash left behind."""
+        """(key, size) of every object the session holds: what a crash left behind.
+
+        Keys are relative to the caller's `storage_prefix`, as the spec's layout names them.
+        """
+        prefix = self.storage_prefix
         paginator = self.s3.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=f"session_{session_id}/"):
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=f"{prefix}session_{session_id}/"):
             for obj in page.get("Contents", []):
-                yield obj["Key"], int(obj["Size"])
+                yield obj["Key"][len(prefix) :], int(obj["Size"])
 
     def read_json(self, key: str) -> Any:
-        """One JSON object of the bucket, parsed (to inspect a session file)."""
-        return json.loads(self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+        """One JSON object of the caller's storage (`key` relative to `storage_prefix`), parsed."""
+        full_key = self.storage_prefix + key
+        return json.loads(self.s3.get_object(Bucket=self.bucket, Key=full_key)["Body"].read())

@@ -8,6 +8,8 @@ test can see what a client signed; the signature itself is IAM's job and is not 
 Every method reaches the handler (an undeclared one is its JSON 405, an unknown path its JSON
 404) and the server's own refusals are JSON too: never the stdlib's HTML error page.
 `GET /openapi.json` serves the API's OpenAPI document (`elsai_lambdas.jobs_api.openapi`).
+The ``X-Elsai-Local-Caller`` header names the request's caller (an IAM user of the local
+account, ``local`` without it), so two local callers can try tenant isolation.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from elsai.local.api import JobsApiMixin
+from elsai.local.shapes import CALLER_HEADER, caller_arn
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload cap
 OPENAPI_PATH = "/openapi.json"
@@ -93,10 +96,20 @@ class LocalHttpApi:
         query = dict(parse_qsl(parts.query, keep_blank_values=True)) or None
         self.recorded_headers.append(dict(headers))
         forwarded = {
-            k: v for k, v in headers.items() if k.lower() not in ("host", "content-length")
-        }
+            k: v for k, v in headers.items()
+            if k.lower() not in ("host", "content-length", CALLER_HEADER.lower())
+        }  # fmt: skip
+        named = [v for k, v in headers.items() if k.lower() == CALLER_HEADER.lower()]
+        caller = named[-1] if named else None  # the header names the local caller
+        if caller is not None:
+            try:
+                caller_arn(caller)
+            except ValueError as exc:
+                error = json.dumps({"error": f"{CALLER_HEADER}: {exc}"}).encode()
+                return 400, {"Content-Type": "application/json"}, error
         response = self.runtime.api_response(method, parts.path, resource=resource, body=body,
-                                             headers=forwarded, path_parameters=params, query=query)  # fmt: skip
+                                             headers=forwarded, path_parameters=params, query=query,
+                                             caller=caller)  # fmt: skip
         out_headers = {str(k): str(v) for k, v in (response.get("headers") or {}).items()}
         for name, values in (response.get("multiValueHeaders") or {}).items():
             out_headers.setdefault(str(name), ", ".join(str(v) for v in values))

@@ -278,7 +278,10 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         )  # fmt: skip
         self.state_machine_arn = machine["stateMachineArn"]
         self.definition = definition
-        refs = {"SessionsBucket": self.bucket, "JobsStateMachine": self.state_machine_arn}
+        # The tenant role (isolation on): moto's STS hands out credentials for the local role,
+        # narrowed by the same per-job session policy a deployed slice assumes it with.
+        refs = {"SessionsBucket": self.bucket, "JobsStateMachine": self.state_machine_arn,
+                "TenantRole": role}  # fmt: skip
         self.agent_env = function_environment(template, "AgentFunction", refs)
         self.api_env = function_environment(template, "ApiFunction", refs)
         _, agent_props = resource(template, "AWS::Lambda::Function", "AgentFunction")

@@ -7,6 +7,7 @@ Kept free of heavy imports: the child imports this before the handler, inside th
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from typing import Any
@@ -17,6 +18,21 @@ REGION = "us-east-1"
 RESULT_MARK = "@@elsai-local-result "
 ERROR_MARK = "@@elsai-local-error "
 EVENT_MARK = "@@elsai-local-event "
+#: The local caller when none is named: every local request is someone's, as behind IAM auth.
+DEFAULT_CALLER = "local"
+#: The header a local request names its caller with (`elsai jobs --local --caller NAME`).
+#: Only the local server reads it; behind API Gateway the identity is the SigV4 signer.
+CALLER_HEADER = "X-Elsai-Local-Caller"
+_CALLER_RE = re.compile(r"^[A-Za-z0-9+=,.@_-]{1,64}$")  # an IAM user name
+
+
+def caller_arn(caller: str) -> str:
+    """The IAM user ARN a local caller signs as; ValueError for a name IAM would refuse."""
+    if not isinstance(caller, str) or not _CALLER_RE.match(caller):
+        raise ValueError(
+            f"caller {str(caller)[:80]!r} is not a valid name: 1-64 letters, digits or +=,.@_-"
+        )
+    return f"arn:aws:iam::{ACCOUNT}:user/{caller}"
 
 
 class LocalLambdaContext:
@@ -56,8 +72,14 @@ def rest_proxy_event(
     body: Any = None,
     headers: dict[str, str] | None = None,
     query: dict[str, str] | None = None,
+    caller: str = DEFAULT_CALLER,
 ) -> dict[str, Any]:
-    """An API Gateway REST (v1 proxy) event, the shape `APIGatewayRestResolver` expects."""
+    """An API Gateway REST (v1 proxy) event, the shape `APIGatewayRestResolver` expects.
+
+    `caller` is the IAM user the request is signed by (``requestContext.identity.userArn``):
+    with tenant isolation, each caller sees only its own jobs and sessions.
+    """
+    user_arn = caller_arn(caller)
     all_headers = {"Content-Type": "application/json", "Host": "localhost", **(headers or {})}
     request_id = str(uuid.uuid4())
     return {
@@ -82,7 +104,7 @@ def rest_proxy_event(
             "protocol": "HTTP/1.1",
             "identity": {
                 "sourceIp": "127.0.0.1",
-                "userArn": f"arn:aws:iam::{ACCOUNT}:user/local",
+                "userArn": user_arn,
                 "userAgent": "elsai-local",
             },
         },

@@ -181,17 +181,33 @@ def resource(template: dict[str, Any], type_name: str, prefix: str) -> tuple[str
 def function_environment(
     template: dict[str, Any], prefix: str, refs: dict[str, str]
 ) -> dict[str, str]:
-    """A function's environment variables with `Ref`s resolved through `refs` (logical-id prefix -> value)."""
+    """A function's environment with `Ref`s and ``GetAtt .Arn``s resolved through `refs`.
+
+    `refs` maps a logical-id prefix to the local value (a name for a Ref, an ARN for a GetAtt).
+    """
     _, props = resource(template, "AWS::Lambda::Function", prefix)
     out: dict[str, str] = {}
     for name, value in props.get("Environment", {}).get("Variables", {}).items():
-        if isinstance(value, dict) and set(value) == {"Ref"}:
-            matches = [v for p, v in refs.items() if _names(value["Ref"], p)]
+        target = _referenced(value)
+        if target is not None:
+            matches = [v for p, v in refs.items() if _names(target, p)]
             if len(matches) != 1:
                 raise ValueError(f"cannot resolve {name}={value} locally")
             value = matches[0]
         out[name] = str(value)
     return out
+
+
+def _referenced(value: Any) -> str | None:
+    """The logical id a ``Ref`` or a ``Fn::GetAtt [id, "Arn"]`` names (None for a plain value)."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    if set(value) == {"Ref"}:
+        return str(value["Ref"])
+    arg = value.get("Fn::GetAtt")
+    if isinstance(arg, list) and len(arg) == 2 and arg[1] == "Arn":
+        return str(arg[0])
+    return None
 
 
 def fast_retries(definition: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,11 @@ sweeper asks Step Functions which executions are RUNNING (a waiting job is one) 
 every session they name in their input; the synth also refuses a retention shorter than the
 wait (``elsai.cdk.config``).
 
+With tenant isolation (the default) each caller's sessions live under ``owners/<tag>/``: the
+sweeper walks the bucket root and every owner prefix, and names an owner's session
+``owners/<tag>/<session_id>`` in its report. A live job keeps the session of its own owner
+only (the owner tag is in the job id), so two owners' ``customer-42`` are judged apart.
+
 With bucket versioning on, a delete leaves a delete marker; the noncurrent versions then go
 by the bucket's noncurrent-version rule, so a mistaken sweep can be undone for that long.
 """
@@ -23,6 +28,8 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from elsai.session.layout import keys
 
 SESSION_PREFIX = "session_"
 DELETE_BATCH = 1000  # DeleteObjects' limit per request
@@ -40,13 +47,14 @@ class SweepReport(BaseModel):
 
 
 def live_sessions(sfn: Any, state_machine_arn: str) -> set[str]:
-    """Session ids named by the RUNNING executions of the jobs state machine.
+    """Sessions named by the RUNNING executions of the jobs state machine (`session_name`).
 
     A job waiting for interrupt responses is RUNNING too; a hand-off continuation carries the
     session id in its input like the first execution. An input that names no session (never
     written by elsai) keeps nothing.
     """
     from elsai.serverless.executions import loads
+    from elsai.serverless.scoped import job_storage_prefix
 
     found: set[str] = set()
     paginator = sfn.get_paginator("list_executions")
@@ -55,7 +63,9 @@ def live_sessions(sfn: Any, state_machine_arn: str) -> set[str]:
             described = sfn.describe_execution(executionArn=execution["executionArn"])
             job_input = loads(described.get("input"))
             if isinstance(job_input, dict) and isinstance(job_input.get("session_id"), str):
-                found.add(job_input["session_id"])
+                # A continuation is named <job_id>-c<N>: the owner tag leads either way.
+                prefix = job_storage_prefix(str(execution.get("name", "")))
+                found.add(session_name(prefix, job_input["session_id"]))
     return found
 
 
@@ -65,15 +75,27 @@ def _objects(client: Any, bucket: str, prefix: str) -> Iterator[dict[str, Any]]:
         yield from page.get("Contents", [])
 
 
+def session_name(owner_prefix: str, session_id: str) -> str:
+    """How the sweeper names a session: its id, after its owner's prefix if it has one."""
+    return owner_prefix + session_id
+
+
+def _all_sessions(client: Any, bucket: str) -> Iterator[dict[str, Any]]:
+    """Every object under ``session_*`` at the root and under every owner's prefix."""
+    yield from _objects(client, bucket, SESSION_PREFIX)
+    yield from _objects(client, bucket, keys.OWNERS_PREFIX)
+
+
 def last_activity(objects: Iterable[dict[str, Any]]) -> dict[str, dt.datetime]:
-    """Newest ``LastModified`` per session directory (``session_<id>/``)."""
+    """Newest ``LastModified`` per session directory (``[owners/<tag>/]session_<id>/``)."""
     newest: dict[str, dt.datetime] = {}
     for obj in objects:
-        directory, sep, _ = str(obj["Key"]).partition("/")
+        owner, rest = keys.split_owner(str(obj["Key"]))
+        directory, sep, _ = rest.partition("/")
         if not sep or not directory.startswith(SESSION_PREFIX):
             continue  # not inside a session directory: never the sweeper's business
         stamp = obj["LastModified"]
-        key = directory + "/"
+        key = owner + directory + "/"
         if key not in newest or stamp > newest[key]:
             newest[key] = stamp
     return newest
@@ -99,26 +121,27 @@ def sweep_idle_sessions(
     if idle_days < 1:
         raise ValueError(f"idle_days must be >= 1, got {idle_days}")
     cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(days=idle_days)
-    activity = last_activity(_objects(client, bucket, SESSION_PREFIX))
+    activity = last_activity(_all_sessions(client, bucket))
     report = SweepReport(sessions_seen=len(activity), dry_run=dry_run)
     idle = sorted(d for d, newest in activity.items() if newest < cutoff)
     keep = set(live()) if idle and live is not None else set()
     for directory in idle:
-        session_id = directory.removeprefix(SESSION_PREFIX).rstrip("/")
-        if session_id in keep:
-            report.sessions_kept_live.append(session_id)
+        owner, rest = keys.split_owner(directory)
+        name = session_name(owner, rest.removeprefix(SESSION_PREFIX).rstrip("/"))
+        if name in keep:
+            report.sessions_kept_live.append(name)
             continue
         current = list(_objects(client, bucket, directory))
         if not current or max(o["LastModified"] for o in current) >= cutoff:
             continue  # became active (or vanished) since the scan
-        keys = [str(o["Key"]) for o in current]
+        found = [str(o["Key"]) for o in current]
         if not dry_run:
             # One request for the session record alone: DeleteObjects has no order within.
-            first = [k for k in keys if k == directory + "session.json"]
+            first = [k for k in found if k == directory + "session.json"]
             _delete(client, bucket, first)
-            _delete(client, bucket, [k for k in keys if k not in first])
-        report.sessions_deleted.append(session_id)
-        report.objects_deleted += len(keys)
+            _delete(client, bucket, [k for k in found if k not in first])
+        report.sessions_deleted.append(name)
+        report.objects_deleted += len(found)
     return report
 
 

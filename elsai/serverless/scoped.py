@@ -7,10 +7,15 @@ callers' transcripts. So, when the stack names a tenant role (`TENANT_ROLE_ENV`)
 assumes it with a *session policy* naming exactly this job's objects:
 
 - ``<owner prefix>session_<session_id>/*`` (the session the job runs on) and
-  ``<owner prefix>jobs/<job_id>/*`` (its parked token, answers, cancel record): get + put;
-- ``s3:ListBucket`` on the bucket (S3 answers 404 instead of 403 for a missing key only to a
-  caller that may list; the store reads missing keys on every first slice), which shows key
-  *names*, never contents;
+  ``<owner prefix>jobs/<job_id>/*`` (its parked token, answers, cancel record): get + put
+  (with the object tag a parked token's age expiry matches, `keys.EXPIRING_TAG`);
+- ``s3:ListBucket`` on the bucket, only for those two prefixes (an ``s3:prefix`` condition):
+  a tool cannot list other sessions' key names (session ids, owner tags). S3 answers 404
+  rather than 403 for a missing key only to a caller allowed to list, and a GetObject request
+  carries no ``s3:prefix``, so a missing key of the job's own may come back as 403; the store
+  then tells missing from forbidden by listing that one key (`elsai.session.storage.s3`);
+- ``*``, ``?`` and ``$`` in an id are written as IAM's ``${*}``, ``${?}``, ``${$}``, so an id
+  is never a wildcard (a session named ``*`` is that one session, not all of them);
 - every non-S3 action the role itself allows (the model call), unchanged.
 
 The agent then runs with those credentials as its ambient ones, and the session store uses
@@ -77,30 +82,40 @@ def job_storage_prefix(job_id: str) -> str:
     return keys.owner_prefix(tag) if tag else ""
 
 
+_IAM_ESCAPES = {"*": "${*}", "?": "${?}", "$": "${$}"}
+
+
+def literal(text: str) -> str:
+    """`text` as an IAM pattern matching only itself (``*``, ``?``, ``$`` escaped)."""
+    return "".join(_IAM_ESCAPES.get(c, c) for c in text)
+
+
 def session_policy(
     bucket: str, prefix: str, session_id: str, job_id: str, partition: str = "aws"
 ) -> dict[str, Any]:
     """The session policy of one job: its own session and job records, nothing else in S3."""
     validate_id(session_id, "session_id")
     validate_id(job_id, "job_id")
-    objects = f"arn:{partition}:s3:::{bucket}/{prefix}"
+    own = [
+        literal(prefix + keys.session_dir(session_id)) + "*",
+        literal(f"{prefix}jobs/{job_id}/") + "*",
+    ]
     return {
         "Version": "2012-10-17",
         "Statement": [
             {
                 "Sid": "OwnSessionAndJob",
                 "Effect": "Allow",
-                "Action": ["s3:GetObject", "s3:PutObject"],
-                "Resource": [
-                    f"{objects}{keys.session_dir(session_id)}*",
-                    f"{objects}jobs/{job_id}/*",
-                ],
+                # Tagging: a parked token carries the tag its lifecycle expiry matches.
+                "Action": ["s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
+                "Resource": [f"arn:{partition}:s3:::{bucket}/{pattern}" for pattern in own],
             },
             {
-                "Sid": "MissingKeysAre404",
+                "Sid": "ListOwnPrefixesOnly",
                 "Effect": "Allow",
                 "Action": "s3:ListBucket",
                 "Resource": f"arn:{partition}:s3:::{bucket}",
+                "Condition": {"StringLike": {"s3:prefix": own}},
             },
             {"Sid": "EverythingButS3", "Effect": "Allow", "NotAction": "s3:*", "Resource": "*"},
         ],

@@ -136,6 +136,10 @@ class S3SessionManager(SessionManager):
         super().__init__(
             session_id,
             S3Storage(
-                bucket=bucket, prefix=prefix, boto_session=boto_session, region_name=region_name
+                bucket=bucket,
+                prefix=prefix,
+                boto_session=boto_session,
+                region_name=region_name,
+                tagging=keys.object_tagging,  # parked tokens expire by age, under any owner
             ),
         )

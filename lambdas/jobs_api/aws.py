@@ -35,15 +35,16 @@ def bucket() -> str:
     return os.environ["ELSAI_SESSIONS_BUCKET"]
 
 
-def storage() -> "S3Storage":
+def storage(prefix: str | None = None) -> "S3Storage":
     """The session store, read through the same backend the agents write with.
 
-    Under the storage prefix of the request's owner when tenant isolation is on.
+    Under `prefix`, else the storage prefix of the request's owner (tenant isolation on).
     """
     from elsai.session.storage.s3 import S3Storage  # only routes that read S3 pay for it
     from elsai_lambdas.jobs_api.owner import storage_prefix
 
-    return S3Storage(bucket=bucket(), prefix=storage_prefix(), client=s3())
+    where = storage_prefix() if prefix is None else prefix
+    return S3Storage(bucket=bucket(), prefix=where, client=s3())
 
 
 def error_code(exc: ClientError) -> str:

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 from elsai.serverless import limits
+from elsai.session.layout import keys
 from elsai_lambdas.jobs_api import events, listing
 from elsai_lambdas.jobs_api.models import AnswerJob, StartJob
 
@@ -68,6 +69,7 @@ IDEMPOTENCY_KEY = {
     "minLength": 1,
     "maxLength": limits.MAX_IDEMPOTENCY_KEY_CHARS,
 }
+OWNER_TAG = {"type": "string", "pattern": f"^[0-9a-f]{{{keys.OWNER_TAG_CHARS}}}$"}
 CURSOR = {"type": "string", "maxLength": events.MAX_CURSOR_CHARS}  # "": from the start
 
 
@@ -218,7 +220,16 @@ _OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
     },
     ("get", "/sessions/{session_id}"): {
         "id": "getSession",
-        "params": [_param("session_id", "path", SESSION_ID, "A session id.")],
+        "params": [
+            _param("session_id", "path", SESSION_ID, "A session id."),
+            _param(
+                "owner",
+                "query",
+                OWNER_TAG,
+                "Admins (tenant isolation): read this owner's "
+                "session; the tag a job id carries (`o<tag>-...`). Others: their own only.",
+            ),
+        ],  # fmt: skip
         "ok": (
             200,
             {

@@ -1,7 +1,7 @@
 """Who is calling, and which jobs and sessions are theirs (tenant isolation).
 
-With ``ELSAI_TENANCY=owner`` (the CDK stack's ``tenantIsolation`` knob) every request names
-its caller, and the caller owns what it creates:
+With ``ELSAI_TENANCY=owner`` (the CDK stack's ``tenantIsolation`` knob, on by default) every
+request names its caller, and the caller owns what it creates:
 
 - **Identity.** IAM auth (default): API Gateway's verified SigV4 principal,
   ``requestContext.identity.userArn``. An assumed-role ARN
@@ -18,8 +18,10 @@ its caller, and the caller owns what it creates:
   id alone and every job route checks ownership without a lookup. Another owner's job is a
   404, exactly like a job that does not exist: an id's existence is never confirmed.
 - **Admins.** ``ELSAI_ADMIN_ARNS`` (IAM: user, role or assumed-role ARNs) or
-  ``ELSAI_ADMIN_GROUPS`` (Cognito groups) may read and steer every job; sessions they read
-  through GET /sessions are their own (another owner's transcript: GET /jobs/{id}/events).
+  ``ELSAI_ADMIN_GROUPS`` (Cognito groups) may read and steer every job, and read any owner's
+  session with ``GET /sessions/{id}?owner=<tag>`` (the tag a job id carries after its ``o``);
+  without ``owner`` the session read is their own. A job id without a tag (started before
+  the stack turned isolation on) is visible to admins only, its records read at the root.
 
 Without ``ELSAI_TENANCY`` nothing here applies: one shared namespace at the bucket root.
 """
@@ -33,7 +35,7 @@ from typing import Any
 from elsai.serverless import limits
 from elsai.serverless.scoped import job_owner_tag, owned_job_id
 from elsai.session.layout import keys
-from elsai_lambdas.jobs_api.errors import NotFound, Unidentified
+from elsai_lambdas.jobs_api.errors import InvalidRequest, NotFound, Unidentified
 
 TENANCY_ENV = "ELSAI_TENANCY"
 AUTH_ENV = "ELSAI_AUTH"
@@ -160,6 +162,31 @@ def storage_prefix() -> str:
     return _prefix.get()
 
 
+def session_prefix(owner_tag: str | None) -> str:
+    """The prefix a session read looks under: the caller's own, or (admins) `owner_tag`'s.
+
+    A non-admin naming another owner gets the 404 a missing session gets; a malformed tag,
+    or ``owner`` without isolation, is a 400.
+    """
+    if owner_tag is None:
+        return storage_prefix()
+    caller = current()
+    if caller is None:
+        raise InvalidRequest(
+            "owner= applies only with tenant isolation (one shared namespace here)"
+        )
+    try:
+        prefix = keys.owner_prefix(owner_tag)
+    except ValueError:
+        raise InvalidRequest(
+            f"owner must be an owner tag: {keys.OWNER_TAG_CHARS} lowercase hex characters "
+            "(the part of a job id between its 'o' and the first '-')"
+        ) from None
+    if not (caller.admin or owner_tag == caller.tag):
+        raise NotFound("not visible")  # the caller of the route words the 404
+    return prefix
+
+
 def new_job_id(rest: str) -> str:
     """A job id for the current caller: `rest`, tagged with the owner when isolation is on."""
     caller = current()
@@ -181,6 +208,8 @@ def _authorize(raw_event: dict[str, Any], path: str) -> tuple[Caller, str]:
         return caller, caller.prefix  # not a job route, or an id the route refuses as 400
     job_id = match.group(1)
     tag = job_owner_tag(job_id)
+    if tag is None and caller.admin:
+        return caller, ""  # a job started before isolation: its records are at the root
     if tag is None or not (caller.admin or tag == caller.tag):
         raise NotFound(f"no job {job_id!r}")  # the same answer as for a job that never was
     return caller, keys.owner_prefix(tag)

@@ -73,6 +73,8 @@ class JobsClient:
     sign: bool = True
     region: str | None = None
     timeout: float = 30.0
+    #: The local caller to act as (the local server's caller header); None: the default one.
+    caller: str | None = None
 
     def _signed_headers(
         self, method: str, url: str, data: bytes | None, headers: dict[str, str]
@@ -106,6 +108,10 @@ class JobsClient:
             url += "?" + urlencode(clean)
         data = None if body is None else json.dumps(body).encode()
         sent = {"Content-Type": "application/json", **(headers or {})}
+        if self.caller is not None:
+            from elsai.local.shapes import CALLER_HEADER
+
+            sent[CALLER_HEADER] = self.caller
         if self.sign:
             sent = self._signed_headers(method, url, data, sent)
         req = urllib.request.Request(url, data=data, method=method, headers=sent)

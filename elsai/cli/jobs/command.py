@@ -89,6 +89,12 @@ def _command(commands: Any, name: str, help_text: str, handler: Any) -> argparse
     where.add_argument("--api-url", help="the API's base URL (…/v1)")
     where.add_argument("--stack-name", help="read the ApiUrl output of this CloudFormation stack")
     where.add_argument("--local", action="store_true", help="the local API of `elsai jobs serve`")
+    sub.add_argument(
+        "--caller",
+        metavar="NAME",
+        help="with --local: act as this local caller (tenant isolation: each sees only its own "
+        "jobs and sessions; default: local)",
+    )
     sub.add_argument("--region", help="AWS region (default: from the URL or your AWS config)")
     sub.add_argument("--json", action="store_true", help="JSON (lines) instead of text")
     sub.set_defaults(handler=lambda args: _guarded(handler, args))
@@ -97,8 +103,16 @@ def _command(commands: Any, name: str, help_text: str, handler: Any) -> argparse
 
 def client_for(args: argparse.Namespace) -> JobsClient:
     """The client the location flags name (exactly one of them is needed)."""
+    caller = getattr(args, "caller", None)
+    if caller is not None and not args.local:
+        raise SystemExit(
+            "elsai: error: --caller only applies to --local: a deployed API knows its caller "
+            "from the request's signature (use that caller's AWS credentials instead)"
+        )
     if args.local:
-        return JobsClient(local_url(), sign=False)
+        if caller is not None:
+            _check_caller(caller)
+        return JobsClient(local_url(), sign=False, caller=caller)
     if args.api_url:
         return JobsClient(args.api_url, region=args.region)
     if args.stack_name:
@@ -106,6 +120,15 @@ def client_for(args: argparse.Namespace) -> JobsClient:
     raise SystemExit(
         "elsai: error: say where the API is: --api-url URL, --stack-name NAME or --local"
     )
+
+
+def _check_caller(caller: str) -> None:
+    from elsai.local.shapes import caller_arn
+
+    try:
+        caller_arn(caller)
+    except ValueError as exc:
+        raise SystemExit(f"elsai: error: --caller: {exc}") from None
 
 
 def _guarded(handler: Any, args: argparse.Namespace) -> int:

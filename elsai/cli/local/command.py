@@ -64,6 +64,16 @@ def register(groups: Any) -> None:
     run.set_defaults(handler=_run)
 
 
+def _caller(value: str) -> str:
+    from elsai.local.shapes import caller_arn
+
+    try:
+        caller_arn(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
 def _add_run_options(run: argparse.ArgumentParser) -> None:
     """The options of `elsai local run`: prompt, fault injection, model, slicing, output."""
     run.add_argument(
@@ -132,6 +142,14 @@ def _add_agent_options(run: argparse.ArgumentParser) -> None:
         help="a directory added to the children's import path (repeatable; kept after the checkout's own)",
     )
     run.add_argument("--session-id", help="the job's session id (default: a new one)")
+    run.add_argument(
+        "--caller",
+        metavar="NAME",
+        type=_caller,
+        default=None,
+        help="run the job as this local caller (an IAM user of the local account; default: "
+        "local): with tenant isolation its job id and storage carry that caller's owner tag",
+    )
     run.add_argument(
         "--answer",
         action="append",
@@ -225,6 +243,8 @@ def _run(args: argparse.Namespace) -> int:
                 ),
                 flush=True,
             )
+        if args.caller is not None:
+            runtime.caller = args.caller
         job = runtime.start_job(args.prompt, session_id=args.session_id)
         final = run_to_end(runtime, job["job_id"], answers, args.timeout)
         summary = _summary(runtime, job, final)
@@ -275,6 +295,7 @@ def _summary(runtime: Any, job: dict[str, Any], final: dict[str, Any]) -> dict[s
         "bookmark": _bookmark(runtime, job),
         **_state_path(runtime.history(job["job_id"])),
         "bucket": runtime.bucket,
+        "storage_prefix": runtime.storage_prefix,  # the caller's owners/<tag>/ with isolation
         "events": [
             {"kind": e.kind, "slice": e.slice, "attempt": e.attempt, "message": e.message}
             for e in runtime.progress.events
@@ -359,6 +380,6 @@ def _print_summary(s: dict[str, Any], style: Style) -> None:
         print(f"  bookmark:     checkpoint.json execution_status={b.get('execution_status')} position={b.get('position')} "
               f"message_count={b.get('message_count')}")  # fmt: skip
     prefix = f"session_{s['session_id']}/"
-    print(f"  session files in s3://{s['bucket']}/{prefix} (moto):")
+    print(f"  session files in s3://{s['bucket']}/{s['storage_prefix']}{prefix} (moto):")
     for f in s["session_files"]:
         print(f"    {f['key'].removeprefix(prefix)}  ({f['bytes']} B)")

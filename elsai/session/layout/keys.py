@@ -104,6 +104,19 @@ def job_token_key(job_id: str) -> str:
     return f"jobs/{job_id}/task_token.json"
 
 
+#: The object tag the bucket's lifecycle rule expires parked task tokens by (their age is the
+#: right measure: one object per wait, useless after it). A tag, not a prefix, reaches
+#: ``owners/<tag>/jobs/`` of every owner: lifecycle prefixes have no wildcards.
+EXPIRING_TAG = ("elsai-expires", "parked-task-token")
+
+
+def object_tagging(key: str) -> str | None:
+    """The S3 ``Tagging`` a write of `key` carries (a parked token's expiry tag), or None."""
+    if key.endswith("/task_token.json") and split_owner(key)[1].startswith("jobs/"):
+        return f"{EXPIRING_TAG[0]}={EXPIRING_TAG[1]}"
+    return None
+
+
 def job_answer_key(job_id: str, task_token: str) -> str:
     """Create-only record of the answer to one wait (one parked token): answered at most once."""
     import hashlib
@@ -140,3 +153,15 @@ def owner_prefix(tag: str) -> str:
     if not _OWNER_TAG_RE.match(tag):
         raise ValueError(f"not an owner tag: {tag[:40]!r}")
     return f"{OWNERS_PREFIX}{tag}/"
+
+
+def split_owner(key: str) -> tuple[str, str]:
+    """(owner prefix, rest) of a bucket key: ``("owners/<tag>/", "session_x/...")``.
+
+    A key outside any well-formed owner prefix belongs to the bucket root: ``("", key)``.
+    """
+    if key.startswith(OWNERS_PREFIX):
+        tag, sep, rest = key[len(OWNERS_PREFIX) :].partition("/")
+        if sep and _OWNER_TAG_RE.match(tag):
+            return f"{OWNERS_PREFIX}{tag}/", rest
+    return "", key

@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 MAX_PARALLEL_READS = 16
 
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+# 403: forbidden, or missing to a caller whose s3:ListBucket is limited by s3:prefix.
+_FORBIDDEN_CODES = frozenset({"AccessDenied", "403", "Forbidden"})
 # 412: the condition did not hold (someone, maybe this writer's own lost attempt, wrote first).
 _PRECONDITION_CODES = frozenset({"PreconditionFailed", "412"})
 # 409: another conditional write to the key is in progress; retried, not a lost race.
@@ -116,6 +118,8 @@ class S3Storage(StorageBackend):
         boto_session: The session to build the shared client from.
         region_name: The client's region, when not the session's.
         client: A ready S3 client; `boto_session` and `region_name` are then ignored.
+        tagging: The ``Tagging`` a write of a key (relative to `prefix`) carries, or None
+            (`elsai.session.layout.keys.object_tagging`: how lifecycle finds parked tokens).
     """
 
     def __init__(
@@ -125,6 +129,7 @@ class S3Storage(StorageBackend):
         boto_session: boto3.Session | None = None,
         region_name: str | None = None,
         client: S3Client | Any | None = None,
+        tagging: Callable[[str], str | None] | None = None,
     ) -> None:
         """Check the bucket name and get the client; no request is sent."""
         if not bucket:
@@ -134,6 +139,7 @@ class S3Storage(StorageBackend):
         if client is None:
             client = _shared_client(boto_session, region_name)
         self._client: S3Client = client
+        self._tagging = tagging
         #: How 409 backoff waits; tests replace it to record the waits instead of sleeping.
         self._sleep: Callable[[float], None] = time.sleep
 
@@ -161,10 +167,30 @@ class S3Storage(StorageBackend):
         except ClientError as exc:
             if _error_code(exc) in _MISSING_CODES:
                 return None
+            if _error_code(exc) in _FORBIDDEN_CODES and not self._listed(key):
+                return None  # missing: S3 said 403 only because this caller's listing is scoped
             raise self._storage_error("read", key, exc) from exc
         except BotoCoreError as exc:
             raise self._storage_error("read", key, exc) from exc
         return StoredObject(data=data, version=response["ETag"])
+
+    def _listed(self, key: str) -> bool:
+        """Whether `key` exists, asked by listing it: True too when the listing is refused.
+
+        S3 answers a GET of a missing key with 404 only to a caller that may list the bucket
+        with no ``s3:prefix`` (a GET carries none); a per-job session policy lists only its
+        own prefixes, so its missing keys come back 403. Listing the key itself is allowed
+        under those prefixes: absent there, it is missing; present, or the listing refused
+        too, the 403 was a real "forbidden".
+        """
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        full_key = self.prefix + key
+        try:
+            page = self._client.list_objects_v2(Bucket=self.bucket, Prefix=full_key, MaxKeys=1)
+        except (ClientError, BotoCoreError):
+            return True
+        return any(obj.get("Key") == full_key for obj in page.get("Contents", []))
 
     def read_many(self, keys: Sequence[str]) -> list[StoredObject | None]:
         """GET the keys in parallel (bounded), results in the order of `keys`.
@@ -273,14 +299,15 @@ class S3Storage(StorageBackend):
 
     def _put_once(self, key: str, data: bytes, if_match: str | None) -> str:
         full_key = self.prefix + key
+        extra: dict[str, str] = {}
+        tagging = self._tagging(key) if self._tagging is not None else None
+        if tagging:
+            extra["Tagging"] = tagging
         if if_match is None:
-            response = self._client.put_object(
-                Bucket=self.bucket, Key=full_key, Body=data, IfNoneMatch="*"
-            )
+            extra["IfNoneMatch"] = "*"
         else:
-            response = self._client.put_object(
-                Bucket=self.bucket, Key=full_key, Body=data, IfMatch=if_match
-            )
+            extra["IfMatch"] = if_match
+        response = self._client.put_object(Bucket=self.bucket, Key=full_key, Body=data, **extra)  # type: ignore[arg-type]
         return response["ETag"]
 
     def _own_write(self, key: str, data: bytes, cause: Exception) -> str | None:

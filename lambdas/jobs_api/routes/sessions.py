@@ -8,12 +8,20 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from elsai.ids import MAX_ID_LENGTH, validate_id
 from elsai.serverless import limits
-from elsai_lambdas.jobs_api import aws
+from elsai_lambdas.jobs_api import aws, owner
 from elsai_lambdas.jobs_api.errors import InvalidRequest, NotFound
 from elsai_lambdas.jobs_api.telemetry import tracer
 
 router = Router()
 _SESSION_ID = re.compile(limits.SAFE_ID_PATTERN)  # the ids POST /jobs accepts, no others
+
+
+def _owner_param() -> str | None:
+    """``?owner=``, given at most once (other query parameters are ignored, as before)."""
+    multi = router.current_event.multi_value_query_string_parameters or {}
+    if len(multi.get("owner") or []) > 1:
+        raise InvalidRequest("give owner at most once")
+    return (router.current_event.query_string_parameters or {}).get("owner")
 
 
 @router.get("/sessions/<session_id>")
@@ -22,6 +30,7 @@ def get_session(session_id: str) -> dict[str, Any]:
     """Agents, message counts, last message and checkpoint bookmark of a stored session.
 
     422 with the findings of `elsai sessions check` when a file it reads is corrupt.
+    ``?owner=<tag>``: an admin reads that owner's session (tenant isolation).
     """
     session_id = unquote(session_id)  # REST API Gateway passes the path still percent-encoded
     try:
@@ -38,7 +47,11 @@ def get_session(session_id: str) -> dict[str, Any]:
     from elsai.session.layout import keys
     from elsai_lambdas.jobs_api.corrupt import READ_ERRORS, corrupt_session
 
-    storage = aws.storage()
+    try:
+        prefix = owner.session_prefix(_owner_param())
+    except NotFound:
+        raise NotFound(f"no session {session_id!r}") from None
+    storage = aws.storage(prefix)
     if storage.read(keys.session_key(session_id)) is None:
         raise NotFound(f"no session {session_id!r}")
     # What the summary reads (each agent's newest message, bookmark, records), judged by the

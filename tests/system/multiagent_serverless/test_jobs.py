@@ -259,7 +259,7 @@ def test_a_graph_jobs_session_reads_like_any_other_with_the_sessions_cli(stack: 
     job = rt.start_job("Write about otters", agent_id="graph")
     assert rt.wait(job["job_id"], timeout=120)["status"] == "SUCCEEDED"
     env = {**os.environ, "AWS_ENDPOINT_URL_S3": rt.endpoint, "NO_PROXY": "127.0.0.1,localhost"}
-    where = ["--s3", f"s3://{rt.bucket}"]
+    where = ["--s3", f"s3://{rt.bucket}/{rt.storage_prefix}"]  # the caller's owner prefix
 
     def elsai(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

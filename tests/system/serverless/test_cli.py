@@ -58,3 +58,22 @@ def test_local_run_bedrock_without_credentials_is_a_clear_error(tmp_path: Path) 
     proc = _elsai("local", "run", "--model", "bedrock", cwd=ROOT, env=env, timeout=60)
     assert proc.returncode != 0
     assert "--model bedrock needs AWS credentials" in proc.stderr
+
+
+def test_local_run_as_a_named_caller_stores_under_its_owner_prefix() -> None:
+    """The default service is isolated: the job id and the storage carry the caller's tag."""
+    import json
+
+    from elsai.local.shapes import caller_arn
+    from elsai.session.layout import keys
+
+    proc = _elsai("local", "run", "Process order 1", "--caller", "alice", "--no-kill", "--json",
+                  cwd=ROOT, env=_env())  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads(proc.stdout)
+    tag = keys.owner_tag(f"iam:{caller_arn('alice')}")
+    assert summary["storage_prefix"] == keys.owner_prefix(tag)
+    assert summary["job_id"].startswith(f"o{tag}-")
+    assert any(f["key"].endswith("checkpoint.json") for f in summary["session_files"])
+    bad = _elsai("local", "run", "--caller", "no/slash", cwd=ROOT, env=_env(), timeout=60)
+    assert bad.returncode == 2 and "--caller" in bad.stderr and "not a valid name" in bad.stderr

@@ -19,11 +19,11 @@ RESULTS: list[str] = []
 
 @tool
 def s3_object(operation: str, key: str) -> str:
-    """Read ("get") or overwrite ("put") an object of the sessions bucket.
+    """Read ("get"), overwrite ("put") an object of the sessions bucket, or "list" a prefix.
 
     Args:
-        operation: "get" or "put".
-        key: The object key.
+        operation: "get", "put" or "list".
+        key: The object key (the prefix, for "list").
     """
     import boto3
     from botocore.exceptions import ClientError
@@ -34,6 +34,9 @@ def s3_object(operation: str, key: str) -> str:
         if operation == "put":
             client.put_object(Bucket=bucket, Key=key, Body=b"overwritten by a tool")
             out = "written"
+        elif operation == "list":
+            listed = client.list_objects_v2(Bucket=bucket, Prefix=key).get("Contents", [])
+            out = "listed: " + ",".join(sorted(o["Key"] for o in listed))
         else:
             out = client.get_object(Bucket=bucket, Key=key)["Body"].read().decode()[:40]
     except ClientError as exc:

@@ -22,6 +22,7 @@ from moto import mock_aws
 from moto.core.authorization import disable_iam_authentication, enable_iam_authentication
 
 from elsai import aws_clients
+from elsai.serverless import scoped
 from elsai.serverless.scoped import TENANT_ROLE_ENV, job_storage_prefix, owned_job_id
 from elsai.session import S3SessionManager
 from elsai.session.layout import keys
@@ -84,7 +85,7 @@ def tenant_statements() -> list[dict[str, Any]]:
     from elsai.local.definition import DEFAULT_PSEUDO
     from infra.synth import synth_template
 
-    template = synth_template({"tenantIsolation": "true", "aws:cdk:bundling-stacks": []}, nag=False)
+    template = synth_template({"aws:cdk:bundling-stacks": []}, nag=False)  # the default stack
     (policy,) = [
         v["Properties"] for v in template["Resources"].values()
         if v["Type"] == "AWS::IAM::Policy"
@@ -112,6 +113,8 @@ def account(
     for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
         monkeypatch.delenv(name, raising=False)
     aws_clients.clear()
+    # Scoped credentials are cached per role and policy; each test's moto account is new.
+    monkeypatch.setattr(scoped, "_cache", {})
     with mock_aws():
         boto3.client("s3").create_bucket(Bucket=BUCKET)
         for prefix, session_id in [
@@ -221,3 +224,96 @@ def test_ambient_swap_hides_other_credential_sources_and_restores_them(
     assert os.environ["AWS_PROFILE"] == "function-profile"
     assert "AWS_SESSION_TOKEN" not in os.environ
     assert not [k for k in aws_clients._clients if "SCOPED" in k[-1]]  # no client per job left
+
+
+def _listings(seen: list[str]) -> list[str]:
+    return [s if s.startswith("refused") else s.split(": ", 1)[0] for s in seen]
+
+
+#: Key names a tool must not learn: the bucket, every owner, another owner, A's other session.
+FOREIGN_LISTINGS = [
+    ("list", ""),
+    ("list", keys.OWNERS_PREFIX),
+    ("list", keys.owner_prefix(TAG_B)),
+    ("list", keys.owner_prefix(TAG_A)),
+    ("list", keys.owner_prefix(TAG_A) + keys.session_dir("s2")),
+]
+
+
+def test_a_tool_cannot_list_other_sessions_key_names(
+    account: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = keys.owner_prefix(TAG_A) + keys.session_dir("s1")
+    result = _slice(JOB_A, [*FOREIGN_LISTINGS, ("list", own)], monkeypatch)
+    assert result["status"] == "completed", result
+    seen = tenancy_agents.RESULTS
+    assert seen[:5] == ["refused: AccessDenied"] * 5, seen
+    names = seen[5].removeprefix("listed: ").split(",")
+    assert names and all(name.startswith(own) for name in names), seen[5]
+
+
+def test_a_listing_policy_without_prefix_conditions_fails_the_test_above(
+    account: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The evaluation is not vacuous: yesterday's policy (ListBucket on the bucket) lets the
+    same probes through, so the listing test fails on it."""
+    narrow = scoped.session_policy
+
+    def broad(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        policy = narrow(*args, **kwargs)
+        for stmt in policy["Statement"]:
+            stmt.pop("Condition", None)
+        return policy
+
+    monkeypatch.setattr(scoped, "session_policy", broad)
+    _slice(JOB_A, FOREIGN_LISTINGS, monkeypatch)
+    assert _listings(tenancy_agents.RESULTS) == ["listed"] * 5, tenancy_agents.RESULTS
+    assert B_SESSION in tenancy_agents.RESULTS[0]  # another owner's session id, seen
+
+
+def test_the_first_slice_tells_missing_from_forbidden(account: str) -> None:
+    """Under the job's policy a missing key of its own reads as missing (S3 says 403 to a
+    caller that may not list the bucket unconditionally; the store then lists that key),
+    and another owner's key, existing or not, is an error, never "missing"."""
+    from elsai.serverless.scoped import job_credentials
+    from elsai.session.storage.base import StorageError
+    from elsai.session.storage.s3 import S3Storage
+
+    with job_credentials(JOB_A, "s1", BUCKET) as scoped_on:
+        assert scoped_on
+        own = S3Storage(BUCKET, prefix=keys.owner_prefix(TAG_A))
+        raw = own._client
+        with pytest.raises(raw.exceptions.ClientError, match="AccessDenied"):
+            raw.get_object(Bucket=BUCKET, Key=A_SESSION)  # what S3 itself answers: 403
+        assert own.read(keys.session_key("s1")) is None
+        assert own.read(f"jobs/{JOB_A}/task_token.json") is None
+        other = S3Storage(BUCKET, prefix=keys.owner_prefix(TAG_B))
+        with pytest.raises(StorageError, match="AccessDenied"):
+            other.read(keys.session_key("s1"))  # exists: forbidden
+        with pytest.raises(StorageError, match="AccessDenied"):
+            other.read(keys.session_key("never-written"))  # missing, but not ours to know
+
+
+def test_everything_a_job_needs_works_under_its_policy(
+    account: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first slice, a park on a task token, and a second slice that resumes the session."""
+    from elsai_lambdas import agent_handler
+
+    assert _slice(JOB_A, [], monkeypatch)["status"] == "completed"
+    parked = agent_handler.handler(
+        {"action": "park", "job_id": JOB_A, "session_id": "s1", "agent_id": "agent",
+         "task_token": "token-1", "interrupts": []},
+        Context(),
+    )  # fmt: skip
+    assert parked == {"parked": True}
+    again = _slice(JOB_A, [("get", A_SESSION)], monkeypatch)
+    assert again["status"] == "completed", again
+    with disable_iam_authentication():
+        token_key = job_storage_prefix(JOB_A) + keys.job_token_key(JOB_A)
+        s3 = boto3.client("s3")
+        stored = s3.get_object(Bucket=BUCKET, Key=token_key)["Body"].read()
+        tags = s3.get_object_tagging(Bucket=BUCKET, Key=token_key)["TagSet"]
+    assert json.loads(stored)["task_token"] == "token-1"
+    # The tag the bucket's lifecycle rule expires it by (no prefix rule reaches owners/*/jobs/).
+    assert tags == [{"Key": keys.EXPIRING_TAG[0], "Value": keys.EXPIRING_TAG[1]}]

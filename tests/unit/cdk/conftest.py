@@ -33,6 +33,17 @@ def template_dict(synthesized: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
+def shared_template_dict() -> dict[str, Any]:
+    """The explicit opt-out (``tenantIsolation=false``): one trusted caller, the bucket root.
+
+    For the tests about that layout only; everything else checks the default (isolated) stack.
+    """
+    from infra.synth import synth_template
+
+    return synth_template({"tenantIsolation": "false"})
+
+
+@pytest.fixture(scope="session")
 def template(template_dict: dict[str, Any]) -> Any:
     from aws_cdk.assertions import Template
 

@@ -92,11 +92,15 @@ def test_no_aws_managed_policies_on_function_roles(template_dict: dict[str, Any]
             assert "ManagedPolicyArns" not in role["Properties"], name
 
 
-@pytest.mark.parametrize("role", ["AgentFunctionRole", "ApiFunctionRole"])
+@pytest.mark.parametrize(
+    ("layout", "role"),
+    [("template_dict", "ApiFunctionRole"), ("template_dict", "TenantRole"),
+     ("shared_template_dict", "AgentFunctionRole"), ("shared_template_dict", "ApiFunctionRole")],
+)  # fmt: skip
 def test_s3_access_is_scoped_to_the_sessions_bucket(
-    template_dict: dict[str, Any], role: str
+    request: pytest.FixtureRequest, layout: str, role: str
 ) -> None:
-    s3 = _for_service(_statements(template_dict, role), "s3")
+    s3 = _for_service(_statements(request.getfixturevalue(layout), role), "s3")
     assert s3
     for stmt in s3:
         for res in _resources_of(stmt):
@@ -105,15 +109,16 @@ def test_s3_access_is_scoped_to_the_sessions_bucket(
             assert '"SessionsBucket' in rendered and "AccessLogs" not in rendered, rendered
 
 
-def test_agent_can_write_but_api_only_reads(template_dict: dict[str, Any]) -> None:
+def test_agent_can_write_but_api_only_reads(shared_template_dict: dict[str, Any]) -> None:
+    """The single-caller layout (isolated: tests/unit/cdk/test_tenancy.py)."""
     agent = {
         a
-        for s in _for_service(_statements(template_dict, "AgentFunctionRole"), "s3")
+        for s in _for_service(_statements(shared_template_dict, "AgentFunctionRole"), "s3")
         for a in _actions(s)
     }
     api = {
         a
-        for s in _for_service(_statements(template_dict, "ApiFunctionRole"), "s3")
+        for s in _for_service(_statements(shared_template_dict, "ApiFunctionRole"), "s3")
         # the one write of the API, the cancel record: see test_api_may_write_only_cancel_records
         if "cancelled.json" not in json.dumps(s["Resource"])
         for a in _actions(s)
@@ -175,15 +180,21 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     assert by_action["states:SendTaskSuccess"] == ["*"]
 
 
+@pytest.mark.parametrize(
+    ("layout", "prefixes"),
+    [("template_dict", ("/owners/*", "")), ("shared_template_dict", ("",))],
+)
 def test_api_may_write_only_cancel_records_and_answer_claims(
-    template_dict: dict[str, Any],
+    request: pytest.FixtureRequest, layout: str, prefixes: tuple[str, ...]
 ) -> None:
-    s3 = _for_service(_statements(template_dict, "ApiFunctionRole"), "s3")
+    s3 = _for_service(_statements(request.getfixturevalue(layout), "ApiFunctionRole"), "s3")
     writes = [s for s in s3 if any(a.startswith(("s3:Put", "s3:Delete")) for a in _actions(s))]
     (stmt,) = writes
     assert _actions(stmt) == ["s3:PutObject"]
     suffixes = {res["Fn::Join"][1][-1] for res in _resources_of(stmt)}
-    assert suffixes == {"/jobs/*/cancelled.json", "/jobs/*/answers/*"}
+    assert suffixes == {
+        f"{p}/jobs/*/{record}" for p in prefixes for record in ("cancelled.json", "answers/*")
+    }
 
 
 def test_state_machine_may_only_invoke_the_agent_function(template_dict: dict[str, Any]) -> None:

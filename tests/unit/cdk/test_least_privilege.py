@@ -1,8 +1,10 @@
 """Least privilege on the sessions bucket: each role reaches only the prefixes it uses.
 
-The agent reads and puts ``session_*`` and ``jobs/*`` and deletes nothing (a
-``s3:DeleteObjectVersion`` would let a bug undo versioning); the API only reads them; the
-opt-in sweeper lists and deletes current objects under ``session_*``, never versions.
+Single-caller layout (``tenantIsolation=false``): the agent reads and puts ``session_*`` and
+``jobs/*`` and deletes nothing (a ``s3:DeleteObjectVersion`` would let a bug undo
+versioning); the API only reads them. (The default, isolated layout: tests/unit/cdk/test_tenancy.py.)
+The opt-in sweeper lists and deletes current objects under ``session_*`` and each owner's
+``owners/*/session_*``, never versions.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from elsai.session.layout import keys
 from infra.synth import synth_template
 
 
@@ -55,16 +58,18 @@ API_WRITES = {"/jobs/*/cancelled.json", "/jobs/*/answers/*"}
 
 @pytest.mark.parametrize("role", ["AgentFunctionRole", "ApiFunctionRole"])
 def test_object_grants_name_only_the_session_and_job_prefixes(
-    template_dict: dict[str, Any], role: str
+    shared_template_dict: dict[str, Any], role: str
 ) -> None:
-    pairs = [(a, r) for a, r in _s3(template_dict, role) if not a.startswith("s3:Put")]
+    pairs = [(a, r) for a, r in _s3(shared_template_dict, role) if not a.startswith("s3:Put")]
     assert _object_suffixes(pairs) == {"/session_*", "/jobs/*"}
-    assert not any(a.startswith("s3:Delete") for a, _ in _s3(template_dict, role))
+    assert not any(a.startswith("s3:Delete") for a, _ in _s3(shared_template_dict, role))
 
 
-def test_agent_may_put_but_the_api_only_its_two_records(template_dict: dict[str, Any]) -> None:
-    agent = {a for a, _ in _s3(template_dict, "AgentFunctionRole")}
-    api = _s3(template_dict, "ApiFunctionRole")
+def test_agent_may_put_but_the_api_only_its_two_records(
+    shared_template_dict: dict[str, Any],
+) -> None:
+    agent = {a for a, _ in _s3(shared_template_dict, "AgentFunctionRole")}
+    api = _s3(shared_template_dict, "ApiFunctionRole")
     assert "s3:PutObject" in agent and "s3:GetObject*" in agent
     assert "s3:GetObject*" in {a for a, _ in api}
     puts = [(a, r) for a, r in api if a.startswith(("s3:Put", "s3:Abort"))]
@@ -92,8 +97,8 @@ def test_sweeper_lists_and_deletes_current_session_objects_only(
 ) -> None:
     pairs = _s3(retention_template, "RetentionFunctionRole")
     assert {a for a, _ in pairs} == {"s3:ListBucket", "s3:DeleteObject"}
-    deletes = [r for a, r in pairs if a == "s3:DeleteObject"]
-    assert len(deletes) == 1 and deletes[0].endswith('"/session_*"]]}')
+    deletes = [json.loads(r)["Fn::Join"][1][-1] for a, r in pairs if a == "s3:DeleteObject"]
+    assert sorted(deletes) == ["/owners/*/session_*", "/session_*"]
     (fn,) = [
         v["Properties"] for v in retention_template["Resources"].values()
         if v["Type"] == "AWS::Lambda::Function" and v["Properties"]["Handler"] == "elsai_lambdas.sweeper.handler"
@@ -116,8 +121,29 @@ def test_no_lifecycle_rule_expires_sessions_by_object_age(
             rules = resource["Properties"].get("LifecycleConfiguration", {}).get("Rules", [])
             for rule in rules:
                 if "ExpirationInDays" in rule and rule["Id"] != "expire-access-logs":
-                    # Only parked task tokens expire by age (one object per job).
-                    assert rule.get("Prefix") == "jobs/", rule
+                    # Only parked task tokens expire by age (one object per job): at the
+                    # root by prefix, under every owner by the tag only their writes carry.
+                    tagged = [{"Key": keys.EXPIRING_TAG[0], "Value": keys.EXPIRING_TAG[1]}]
+                    assert rule.get("Prefix") == "jobs/" or rule.get("TagFilters") == tagged
+                    assert rule.get("Prefix") != "jobs/" or "TagFilters" not in rule, rule
+
+
+def test_only_parked_tokens_carry_the_expiry_tag() -> None:
+    owner = keys.owner_prefix(keys.owner_tag("iam:alice"))
+    job = "o" + "a" * 24 + "-j1"
+    tagged = f"{keys.EXPIRING_TAG[0]}={keys.EXPIRING_TAG[1]}"
+    assert keys.object_tagging(keys.job_token_key(job)) == tagged
+    assert keys.object_tagging(owner + keys.job_token_key(job)) == tagged
+    for key in (
+        keys.session_key("s1"),
+        keys.message_key("s1", "agent", 0),
+        keys.checkpoint_key("s1", "agent"),
+        keys.job_cancel_key(job),
+        keys.job_answer_key(job, "token"),
+        f"session_x/jobs/{job}/task_token.json",  # a session directory named like a job's
+    ):
+        assert keys.object_tagging(key) is None, key
+        assert keys.object_tagging(owner + key) is None, key
 
 
 def test_sweeper_may_only_read_which_jobs_of_this_machine_are_live(

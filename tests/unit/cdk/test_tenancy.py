@@ -35,7 +35,7 @@ def _synth(tmp: Path, context: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def isolated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return _synth(tmp_path_factory.mktemp("iso"), {"tenantIsolation": "true", "adminArns": ADMIN})
+    return _synth(tmp_path_factory.mktemp("iso"), {"adminArns": ADMIN})  # isolated by default
 
 
 def _resources(template: dict[str, Any], kind: str, prefix: str) -> list[dict[str, Any]]:
@@ -109,6 +109,20 @@ def test_api_checks_owners_and_touches_only_owner_prefixes(isolated: dict[str, A
         "/owners/*",
         "/owners/*/jobs/*/cancelled.json",
         "/owners/*/jobs/*/answers/*",
+        "/session_*",  # jobs from before isolation, for admins (jobs_api.owner)
+        "/jobs/*",
+        "/jobs/*/cancelled.json",
+        "/jobs/*/answers/*",
+    }
+    writes = [
+        s for s in _statements(isolated, "ApiFunctionRole")
+        if any(a.startswith(("s3:Put", "s3:Delete")) for a in _listify(s["Action"]))
+    ]  # fmt: skip
+    assert {r["Fn::Join"][1][-1] for s in writes for r in _listify(s["Resource"])} == {
+        "/owners/*/jobs/*/cancelled.json",
+        "/owners/*/jobs/*/answers/*",
+        "/jobs/*/cancelled.json",
+        "/jobs/*/answers/*",
     }
     methods = _resources(isolated, "AWS::ApiGateway::Method", "")
     assert methods and {m["AuthorizationType"] for m in methods} == {"AWS_IAM"}
@@ -127,9 +141,34 @@ def test_cognito_authorizer_is_an_opt_in(tmp_path: Path) -> None:
     assert authorizer["ProviderARNs"] == [POOL]
 
 
-def test_default_stack_has_no_tenant_role(template_dict: dict[str, Any]) -> None:
-    assert not _resources(template_dict, "AWS::IAM::Role", "TenantRole")
-    assert "ELSAI_TENANCY" not in _env(template_dict, "ApiFunction")
+def test_the_default_stack_isolates_its_callers_without_a_warning(
+    synthesized: dict[str, Any],
+) -> None:
+    from aws_cdk.assertions import Annotations, Match
+
+    template = synthesized["template"]
+    assert _resources(template, "AWS::IAM::Role", "TenantRole")
+    assert _env(template, "ApiFunction")["ELSAI_TENANCY"] == "owner"
+    assert TENANT_ROLE_ENV in _env(template, "AgentFunction")
+    Annotations.from_stack(synthesized["stack"]).has_no_warning(
+        "*", Match.string_like_regexp(".*tenantIsolation=false.*")
+    )
+
+
+def test_opting_out_is_explicit_and_synth_warns(tmp_path: Path) -> None:
+    from aws_cdk.assertions import Annotations, Match
+
+    from infra.app import build_app
+
+    app, stack = build_app(
+        {"aws:cdk:bundling-stacks": [], "tenantIsolation": "false"}, outdir=str(tmp_path)
+    )
+    template = dict(app.synth().get_stack_by_name(stack.stack_name).template)
+    assert not _resources(template, "AWS::IAM::Role", "TenantRole")
+    assert "ELSAI_TENANCY" not in _env(template, "ApiFunction")
+    Annotations.from_stack(stack).has_warning(
+        "/ElsaiStack/Default", Match.string_like_regexp("tenantIsolation=false: every caller.*")
+    )
 
 
 def test_session_policy_names_exactly_one_job_and_fits_the_sts_limit() -> None:
@@ -145,6 +184,15 @@ def test_session_policy_names_exactly_one_job_and_fits_the_sts_limit() -> None:
         "Delete" in a for s in policy["Statement"] for a in _listify(s.get("Action", []))
     )
     assert len(json.dumps(policy, separators=(",", ":"))) <= 2048  # AssumeRole's Policy cap
+    (listing,) = [s for s in policy["Statement"] if s["Sid"] == "ListOwnPrefixesOnly"]
+    assert listing["Resource"] == f"arn:aws:s3:::{'b' * 63}"
+    assert listing["Condition"] == {"StringLike": {"s3:prefix": [
+        f"{prefix}session_{session}/*", f"{prefix}jobs/{job}/*"]}}  # fmt: skip
+    # Wildcards in an id are literal (IAM's ${*} ...), and even then the policy fits.
+    starred = session_policy("b" * 63, prefix, "*" * MAX_ID_LENGTH, job)
+    assert len(json.dumps(starred, separators=(",", ":"))) <= 2048
+    (own,) = [s for s in starred["Statement"] if s["Sid"] == "OwnSessionAndJob"]
+    assert own["Resource"][0].endswith("session_" + "${*}" * MAX_ID_LENGTH + "/*")
     with pytest.raises(ValueError):
         session_policy("bucket", prefix, "../x", job)
 
@@ -152,7 +200,9 @@ def test_session_policy_names_exactly_one_job_and_fits_the_sts_limit() -> None:
 @pytest.mark.parametrize(
     ("context", "expected"),
     [
-        ({}, (False, ())),
+        ({}, (True, ())),
+        ({"tenantIsolation": "false"}, (False, ())),
+        ({"tenantIsolation": False}, (False, ())),
         ({"tenantIsolation": "true", "adminArns": f"{ADMIN}, arn:aws:iam::1:user/x"},
          (True, (ADMIN, "arn:aws:iam::1:user/x"))),
         ({"tenantIsolation": True, "adminArns": [ADMIN]}, (True, (ADMIN,))),
@@ -173,6 +223,7 @@ def test_a_bad_isolation_flag_is_refused() -> None:
         ElsaiConfig.from_node(cdk.App(context={"tenantIsolation": "yes please"}).node)
 
 
-def test_retention_sweeper_is_refused_with_isolation_rather_than_silently_idle() -> None:
-    with pytest.raises(ValueError, match="sessionRetentionDays cannot be combined"):
-        ElsaiConfig(tenant_isolation=True, session_retention_days=30)
+def test_retention_and_isolation_combine() -> None:
+    """The sweeper walks every owner's prefix (elsai.serverless.retention), so synth allows it."""
+    config = ElsaiConfig(tenant_isolation=True, session_retention_days=30)
+    assert config.tenant_isolation and config.session_retention_days == 30

@@ -44,8 +44,8 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[Clock]:
     yield c
 
 
-def _turn(bucket: str, session_id: str, prompt: str) -> None:
-    manager = S3SessionManager(session_id=session_id, bucket=bucket)
+def _turn(bucket: str, session_id: str, prompt: str, prefix: str = "") -> None:
+    manager = S3SessionManager(session_id=session_id, bucket=bucket, prefix=prefix)
     agent = Agent(
         model=ScriptedModel([f"answer to {prompt}"]), config=AgentConfig(session_manager=manager)
     )
@@ -235,3 +235,38 @@ def test_the_sweeper_lambda_keeps_live_jobs_and_refuses_a_stringly_dry_run(
     out = sweeper.handler({}, _Context())
     assert out["sessions_deleted"] == [] and out["sessions_kept_live"] == ["parked"]
     assert _keys(s3_bucket, "session_parked/")
+
+
+def test_with_isolation_an_idle_session_of_one_owner_goes_and_a_waiting_jobs_of_another_stays(
+    s3_bucket: str, clock: Clock, moto_server_url: str, no_asl_engine: None
+) -> None:
+    """Two owners, the same session id: A's is idle with no job, B's job waits for a person.
+    The live job keeps its own owner's session only."""
+    from elsai.serverless.retention import live_sessions
+    from elsai.serverless.scoped import owned_job_id
+    from elsai.session.layout import keys
+
+    tag_a, tag_b = keys.owner_tag("iam:alice"), keys.owner_tag("iam:bob")
+    prefix_a, prefix_b = keys.owner_prefix(tag_a), keys.owner_prefix(tag_b)
+    clock.now = NOW - dt.timedelta(days=5)
+    _turn(s3_bucket, "customer-42", "hello", prefix=prefix_a)
+    _turn(s3_bucket, "customer-42", "refund order 7?", prefix=prefix_b)
+    _turn(s3_bucket, "legacy", "from before isolation")  # at the bucket root
+    sfn = boto3.client("stepfunctions", endpoint_url=moto_server_url)
+    machine = _machine(sfn)
+    sfn.start_execution(  # B's job, parked on its task token (RUNNING without the engine)
+        stateMachineArn=machine,
+        name=owned_job_id(tag_b, "waiting"),
+        input='{"session_id": "customer-42", "agent_id": "agent", "prompt": "x"}',
+    )
+
+    report = sweep_idle_sessions(
+        boto3.client("s3"), s3_bucket, idle_days=1, now=NOW,
+        live=lambda: live_sessions(sfn, machine),
+    )  # fmt: skip
+
+    assert report.sessions_seen == 3
+    assert report.sessions_kept_live == [prefix_b + "customer-42"]
+    assert sorted(report.sessions_deleted) == sorted([prefix_a + "customer-42", "legacy"])
+    assert _keys(s3_bucket, prefix_a) == []
+    assert _keys(s3_bucket, prefix_b + "session_customer-42/")

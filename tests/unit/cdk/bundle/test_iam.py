@@ -3,6 +3,10 @@
 moto normally allows everything; here every request is authorized against a moto IAM user that
 holds the role's statements from the template (intrinsics resolved to the moto resources). A
 permission the stack forgets to grant fails these tests; dropping `s3:PutObject` shows it does.
+
+This is the single-caller layout (``tenantIsolation=false``), where the function roles reach
+S3 themselves; the default, isolated layout (the tenant role, narrowed per job) is proven the
+same way in tests/system/tenancy/test_scoped_credentials.py.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from moto.core.authorization import enable_iam_authentication
 
 from elsai import aws_clients
 from elsai.local.definition import state_machine_logical_id
-from elsai.local.template import load_service
 from elsai.session.layout import keys
 from tests.unit.cdk.bundle.iam_helpers import (
     ACCOUNT,
@@ -57,7 +60,9 @@ class Context:
 
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
-    return load_service(REPO_ROOT).template
+    from infra.synth import synth_template
+
+    return synth_template({"tenantIsolation": "false", "aws:cdk:bundling-stacks": []}, nag=False)
 
 
 @pytest.fixture

@@ -201,3 +201,53 @@ def _agent_turn(arn: str, session_id: str, prompt: str) -> None:
     )
     config = AgentConfig(session_manager=manager, checkpoint=CheckpointConfig(position="both"))
     example_agent.build_agent(config)(prompt, invocation_id=f"exec-{arn[-5:]}")
+
+
+def _session_as(api: Api, arn: str, session_id: str, owner: list[str] | None) -> Reply:
+    event = make_event("get_session.json", path=f"/sessions/{session_id}", caller=arn)
+    event["pathParameters"] = {"session_id": session_id}
+    event["queryStringParameters"] = {"owner": owner[-1]} if owner else None
+    event["multiValueQueryStringParameters"] = {"owner": owner} if owner else None
+    return api.call(event)
+
+
+def test_an_admin_reads_any_owners_session_by_its_tag_and_nobody_else_can(api: Api) -> None:
+    _agent_turn(ALICE, "s1", "Process order 1")
+    tag = _tag(ALICE)
+    as_admin = _session_as(api, ADMIN, "s1", [tag])
+    assert as_admin.status == 200, as_admin.body
+    assert as_admin.body["agents"][0]["last_message"]["text"] == "All 1 orders processed: 1."
+    assert _session_as(api, ADMIN, "s1", None).status == 404  # without owner: the admin's own
+    # Another caller naming A's tag learns nothing: the answer of a session that is not there.
+    refused = _session_as(api, BOB, "s1", [tag])
+    assert (refused.status, refused.body) == (404, {"error": "no session 's1'"})
+    assert _session_as(api, ALICE, "s1", [tag]).status == 200  # one's own tag is fine
+    for bad in (["not-a-tag"], [tag.upper()], [tag, tag]):
+        assert _session_as(api, ADMIN, "s1", bad).status == 400, bad
+
+
+def test_owner_is_refused_without_isolation(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ELSAI_TENANCY")
+    reply = _session_as(api, ALICE, "s1", [_tag(ALICE)])
+    assert reply.status == 400 and "tenant isolation" in reply.body["error"], reply.body
+
+
+def test_a_job_from_before_isolation_stays_readable_by_admins_only(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration: a job started while the stack ran unisolated (an untagged id, its records at
+    the bucket root) is still there for an admin; to every other caller it is a 404."""
+    monkeypatch.delenv("ELSAI_TENANCY")
+    old = Caller(api, ALICE).start({"prompt": "a", "session_id": "old-s"}).body["job_id"]
+    assert job_owner_tag(old) is None
+    monkeypatch.setenv("ELSAI_TENANCY", "owner")  # the redeploy with isolation on
+    admin = Caller(api, ADMIN)
+    assert admin.get(f"/jobs/{old}").status == 200
+    assert admin.get(f"/jobs/{old}/events").status == 200
+    assert old in {j["job_id"] for j in admin.list().body["jobs"]}
+    for caller in (ALICE, BOB):
+        assert Caller(api, caller).get(f"/jobs/{old}").status == 404
+        assert old not in {j["job_id"] for j in Caller(api, caller).list().body["jobs"]}
+    assert admin.cancel(old).status == 200
+    cancelled = api.s3.get_object(Bucket=BUCKET, Key=keys.job_cancel_key(old))  # at the root
+    assert json.loads(cancelled["Body"].read())["job_id"] == old
