@@ -25,7 +25,11 @@ from elsai.cdk.config import ElsaiConfig
 #: Where owner-namespaced data lives (elsai.session.layout.keys.OWNERS_PREFIX).
 OWNERS = "owners/*"
 #: The API's only writes under an owner's prefix (cancel records, answer claims).
-API_OWNER_WRITES = ("owners/*/jobs/*/cancelled.json", "owners/*/jobs/*/answers/*")
+API_OWNER_WRITES = (
+    "owners/*/jobs/*/cancelled.json",
+    "owners/*/jobs/*/answers/*",
+    "owners/*/jobs/*/version.json",
+)
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"  # elsai.serverless.scoped.TENANT_ROLE_ENV
 
 

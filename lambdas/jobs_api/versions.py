@@ -1,0 +1,107 @@
+"""Which agent function version a job runs on: recorded at start, shown, upgraded on request.
+
+A job is pinned to the version current when it started (its execution input names it; see
+elsai/cdk/pinning.py). ``POST /jobs/{id}/upgrade`` moves a job to the current version: the
+record (``elsai.serverless.versions``) says so, and the job's next resume after a wait for
+input runs the new version (the answer names it; the machine's ``UpgradeOnResume``). A job
+started with ``version_policy: "upgrade_on_resume"`` does that at every resume by itself.
+"""
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from elsai.errors import SessionConflictError
+from elsai.serverless.contract import AGENT_FUNCTION_FIELD, CURRENT_VERSION_ENV, version_of
+from elsai.serverless.versions import JobVersion, VersionChange, read_job_version, write_job_version
+from elsai_lambdas.jobs_api import aws, jobs
+from elsai_lambdas.jobs_api.errors import Conflict
+from elsai_lambdas.jobs_api.status import public_status
+
+
+def current_version() -> str | None:
+    """The qualified ARN of this deploy's agent function version (None outside a deploy)."""
+    return os.environ.get(CURRENT_VERSION_ENV) or None
+
+
+def record_start(job_id: str, policy: str) -> str | None:
+    """Write the new job's record; the version ARN it starts on (None: the machine's default)."""
+    arn = current_version()
+    if arn is None:
+        return None
+    record = JobVersion(job_id=job_id, policy=policy, started_on=arn, runs_on=arn)  # type: ignore[arg-type]
+    _, tag = read_job_version(aws.storage(), job_id)
+    write_job_version(aws.storage(), record, tag)
+    return arn
+
+
+def version_view(job_id: str, execution: dict[str, Any]) -> dict[str, Any]:
+    """What GET /jobs/{id} says about versions: the job's, the current one, and the policy."""
+    record, _ = read_job_version(aws.storage(), job_id)
+    started = jobs.loads(execution.get("input"))
+    arn = record.runs_on if record else None
+    if arn is None and isinstance(started, dict):
+        arn = started.get(AGENT_FUNCTION_FIELD)
+    current = current_version()
+    if not isinstance(arn, str):
+        return {}
+    out: dict[str, Any] = {"version": version_of(arn), "version_policy": "pinned"}
+    if record is not None:
+        out["version_policy"] = record.policy
+        out["upgrades"] = [u.describe() for u in record.upgrades]
+    if current is not None:
+        out["current_version"] = version_of(current)
+        out["version_is_current"] = arn == current
+    return out
+
+
+def upgrade_job(job_id: str) -> dict[str, Any]:
+    """Move a running job to the current version at its next resume; Conflict if it ended."""
+    execution = jobs.describe_execution(job_id)  # NotFound for an unknown (or foreign) job
+    if execution["status"] != "RUNNING":
+        raise Conflict(
+            f"job {job_id!r} already ended with status {public_status(execution, job_id)}; "
+            "only a running job can be upgraded"
+        )
+    target = current_version()
+    if target is None:
+        raise Conflict("this deployment publishes no agent function version to upgrade to")
+    change = _move(job_id, execution, target, "upgrade")
+    out: dict[str, Any] = {"job_id": job_id, "version": version_of(target), "upgraded": False}
+    if change is not None:
+        out.update(upgraded=True, event=change.describe())
+    return out
+
+
+def resume_version(job_id: str) -> str | None:
+    """The version the answered job resumes on, when it is not the one it waits on."""
+    record, _ = read_job_version(aws.storage(), job_id)
+    if record is None:
+        return None
+    if record.policy == "upgrade_on_resume" and (target := current_version()) is not None:
+        _move(job_id, jobs.describe_execution(job_id), target, "upgrade_on_resume")
+        record, _ = read_job_version(aws.storage(), job_id)
+    return record.runs_on if record is not None and record.upgrades else None
+
+
+def _move(job_id: str, execution: dict[str, Any], target: str, reason: str) -> VersionChange | None:
+    """Record the job's move to ``target``; None if it is on it already."""
+    storage = aws.storage()
+    record, tag = read_job_version(storage, job_id)
+    if record is None:  # a job started before records existed: its execution names its version
+        started = jobs.loads(execution.get("input"))
+        arn = started.get(AGENT_FUNCTION_FIELD) if isinstance(started, dict) else None
+        arn = arn if isinstance(arn, str) else target
+        record = JobVersion(job_id=job_id, started_on=arn, runs_on=arn)
+    if record.runs_on == target:
+        return None
+    change = VersionChange(
+        from_arn=record.runs_on, to_arn=target, at=datetime.now(UTC).replace(microsecond=0),
+        reason=reason,
+    )  # fmt: skip
+    record = record.model_copy(update={"runs_on": target, "upgrades": [*record.upgrades, change]})
+    try:
+        write_job_version(storage, record, tag)
+    except SessionConflictError as exc:
+        raise Conflict(f"job {job_id!r} was upgraded concurrently; retry") from exc
+    return change
