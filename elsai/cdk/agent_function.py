@@ -90,6 +90,7 @@ class AgentFunction(Construct):
         #: This deploy's published version (a new one whenever code or configuration changes;
         #: old ones are retained): what a job started now is pinned to (elsai/cdk/pinning.py).
         self.version: lambda_.Version = self.function.current_version
+        self.version.apply_removal_policy(cdk.RemovalPolicy.RETAIN)  # never deleted on update
         if config.snap_start:  # the same version, behind the stable "live" alias
             self.live_alias = snap_start_alias(self, self.function)
         # Read + put only: nothing in a slice deletes, and s3:DeleteObjectVersion would

@@ -175,7 +175,7 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     assert by_action["states:SendTaskSuccess"] == ["*"]
 
 
-def test_api_may_write_only_cancel_records_and_answer_claims(
+def test_api_may_write_only_cancel_records_answer_claims_and_version_records(
     template_dict: dict[str, Any],
 ) -> None:
     s3 = _for_service(_statements(template_dict, "ApiFunctionRole"), "s3")
@@ -183,7 +183,7 @@ def test_api_may_write_only_cancel_records_and_answer_claims(
     (stmt,) = writes
     assert _actions(stmt) == ["s3:PutObject"]
     suffixes = {res["Fn::Join"][1][-1] for res in _resources_of(stmt)}
-    assert suffixes == {"/jobs/*/cancelled.json", "/jobs/*/answers/*"}
+    assert suffixes == {"/jobs/*/cancelled.json", "/jobs/*/answers/*", "/jobs/*/version.json"}
 
 
 def test_state_machine_may_only_invoke_the_agent_function(template_dict: dict[str, Any]) -> None:

@@ -109,6 +109,7 @@ def test_api_checks_owners_and_touches_only_owner_prefixes(isolated: dict[str, A
         "/owners/*",
         "/owners/*/jobs/*/cancelled.json",
         "/owners/*/jobs/*/answers/*",
+        "/owners/*/jobs/*/version.json",
     }
     methods = _resources(isolated, "AWS::ApiGateway::Method", "")
     assert methods and {m["AuthorizationType"] for m in methods} == {"AWS_IAM"}
