@@ -49,10 +49,29 @@ def version_view(job_id: str, execution: dict[str, Any]) -> dict[str, Any]:
     if record is not None:
         out["version_policy"] = record.policy
         out["upgrades"] = [u.describe() for u in record.upgrades]
+    changes = _build_changes(job_id)
+    if changes:
+        out["build_changes"] = changes
     if current is not None:
         out["current_version"] = version_of(current)
         out["version_is_current"] = arn == current
     return out
+
+
+def _build_changes(job_id: str) -> list[str]:
+    """What the last upgrade changed in the agent, as its first slice on the new code saw it."""
+    from pydantic import ValidationError
+
+    from elsai.serverless.fingerprint import FingerprintRecord
+    from elsai.session.layout import keys
+
+    stored = aws.storage().read(keys.job_fingerprint_key(job_id))
+    if stored is None:
+        return []
+    try:
+        return FingerprintRecord.model_validate_json(stored.data).changes
+    except (ValidationError, ValueError):
+        return []  # untrusted bytes: say nothing rather than fail the request
 
 
 def upgrade_job(job_id: str) -> dict[str, Any]:

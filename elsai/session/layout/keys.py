@@ -117,6 +117,11 @@ def job_version_key(job_id: str) -> str:
     return f"jobs/{job_id}/version.json"
 
 
+def job_fingerprint_key(job_id: str) -> str:
+    """The build fingerprint a job's slices compare against (elsai.serverless.fingerprint)."""
+    return f"jobs/{job_id}/fingerprint.json"
+
+
 def job_cancel_key(job_id: str) -> str:
     """Where the jobs API records that a client cancelled a job (Step Functions only says ABORTED)."""
     return f"jobs/{job_id}/cancelled.json"

@@ -73,7 +73,8 @@ def build_agent(config: AgentConfig) -> Agent:
     else:
         tools = [process_order]
         model = ScriptedModel([_turn("process_order")] * 100, record=False)
-    return Agent(model=model, tools=tools, system_prompt=f"agent v{{VERSION}}", config=config)
+    prompt = f"agent v{{VERSION}}" + os.environ.get("AGENT_PROMPT_SUFFIX", "")
+    return Agent(model=model, tools=tools, system_prompt=prompt, config=config)
 '''
 
 

@@ -81,6 +81,10 @@ def test_an_upgraded_waiting_job_resumes_on_the_new_code_with_an_error_for_the_l
     assert d.ledger(job["session_id"]) == []  # the removed tool never ran, on no version
     records = d.rt.slices(job["job_id"])
     assert [r.version for r in records] == [old.version, new.version]
+    shown = d.rt.job(job["job_id"])
+    assert shown["build_changes"] == ["system prompt changed", "tool `refund` removed",
+                                      "tool `process_order` added"]  # fmt: skip
+    assert shown["upgrades"] == [f"upgraded v{old.version} -> v{new.version}"]
     messages = _transcript(d, job["session_id"])
     assert_valid_transcript(messages)
     (result,) = [r for m in messages if m["role"] == "user" for r in tool_results(m)]
@@ -131,6 +135,24 @@ def test_a_running_job_keeps_its_version_across_a_deploy_between_slices(
         assert {r.version for r in d.rt.slices(after["job_id"])} == {deployed[0]}
     finally:
         d.rt.faults = None
+
+
+def test_a_pinned_job_whose_code_builds_another_agent_fails_unretried(
+    deploying: Deploying,
+) -> None:
+    d = deploying
+    d.deploy("10")
+    job = _waiting(d, "Refund order 3")
+    d.rt.child_env["AGENT_PROMPT_SUFFIX"] = " (changed)"  # same version, another system prompt
+    try:
+        final = _answer(d, job)
+    finally:
+        d.rt.child_env.pop("AGENT_PROMPT_SUFFIX")
+    assert final["status"] == "FAILED", final
+    assert final["error"]["error"] == "BuildMismatchError"
+    assert "system prompt changed" in final["error"]["cause"]
+    assert len(d.rt.slices(job["job_id"])) == 2  # the resumed slice ran once: not retried
+    assert d.ledger(job["session_id"]) == []
 
 
 def test_upgrade_refuses_a_finished_or_unknown_job_and_start_refuses_an_unknown_policy(
