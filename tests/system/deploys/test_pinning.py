@@ -7,8 +7,12 @@ one job keep importing the same snapshot across waits, slices and deploys.
 
 from __future__ import annotations
 
+import pytest
+
+from elsai.cli import main as cli_main
 from elsai.local import Fault, InvocationInfo
 from elsai.local.faults import every_slice
+from elsai.local.http import LocalHttpApi
 from elsai.serverless.contract import RUN_SLICE
 from elsai.session.layout import keys
 from elsai.types import tool_results
@@ -173,3 +177,30 @@ def test_upgrade_refuses_a_finished_or_unknown_job_and_start_refuses_an_unknown_
                           body={"prompt": "hi", "version_policy": "latest"})  # fmt: skip
     assert status == 400, body
     assert "'pinned', 'upgrade_on_resume'" in str(body), body
+
+
+def test_the_cli_shows_the_version_lists_stale_jobs_and_upgrades(
+    deploying: Deploying, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = deploying
+    old = d.deploy("11")
+    job = _waiting(d, "Refund order 5")
+    new = d.deploy("12")
+    http = LocalHttpApi(d.rt).start()
+    try:
+        where = ["--api-url", http.url]
+        assert cli_main(["jobs", "status", job["job_id"], *where]) == 0
+        shown = capsys.readouterr().out
+        assert f"version {old.version} (not current; latest {new.version}, policy pinned)" in shown
+        assert cli_main(["jobs", "ls", "--stale", *where]) == 0
+        stale = capsys.readouterr().out
+        assert job["job_id"] in stale
+        assert cli_main(["jobs", "upgrade", job["job_id"], *where]) == 0
+        upgraded = capsys.readouterr().out
+        assert f"upgraded v{old.version} -> v{new.version}" in upgraded
+        assert cli_main(["jobs", "ls", "--stale", *where]) == 0
+        assert job["job_id"] not in capsys.readouterr().out  # on the current version now
+    finally:
+        http.close()
+    final = _answer(d, job)
+    assert final["result"]["text"] == "v12 done: Refund of order 5 paid by v12"
