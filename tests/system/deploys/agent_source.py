@@ -1,6 +1,6 @@
 """The source of the agent module the deploy tests write, deploy, rewrite and deploy again.
 
-`agent_module(version, refund=...)` is the text of `versioned_agent.py`: the same agent, its
+`agent_module(version, refund=..., refund_schema=...)` is the text of `versioned_agent.py`: the same agent, its
 version baked in, with or without the `refund` tool (a deploy that removes a tool a waiting
 job is inside of). Every real tool run appends a line with the version that ran it.
 """
@@ -42,6 +42,18 @@ def refund(order_id: str, ctx: ToolContext) -> str:
     return f"Refund of order {{order_id}} paid by v{{VERSION}}"
 
 
+@tool(name="refund")
+def refund_amount(order_id: str, amount: int, ctx: ToolContext) -> str:
+    """Refund part of an order after a human approved it.
+
+    Args:
+        order_id: The order to refund.
+        amount: How much to refund.
+    """
+    _ledger({{"tool": "refund", "order_id": order_id, "session_id": ctx.agent.session_id}})
+    return f"Refunded {{amount}} of order {{order_id}}"
+
+
 @tool
 def process_order(order_id: str, ctx: ToolContext) -> str:
     """Process one order.
@@ -68,7 +80,7 @@ def _turn(tool_name):
 
 def build_agent(config: AgentConfig) -> Agent:
     if config.agent_id == "approver":
-        tools = [refund] if {refund!r} else [process_order]
+        tools = {{"same": [refund], "gone": [process_order], "amount": [refund_amount]}}[{refund!r}]
         model = ScriptedModel([_turn("refund")] * 100, record=False)
     else:
         tools = [process_order]
@@ -78,6 +90,10 @@ def build_agent(config: AgentConfig) -> Agent:
 '''
 
 
-def agent_module(version: str, *, refund: bool = True) -> str:
-    """The text of versioned_agent.py at ``version``; ``refund=False`` removes that tool."""
-    return _TEMPLATE.format(version=version, refund=refund)
+def agent_module(version: str, *, refund: bool = True, refund_schema: str = "same") -> str:
+    """The text of versioned_agent.py at ``version``.
+
+    ``refund=False`` removes that tool; ``refund_schema="amount"`` keeps its name but adds a
+    required ``amount`` input (a stored call's input no longer validates).
+    """
+    return _TEMPLATE.format(version=version, refund=refund_schema if refund else "gone")

@@ -24,9 +24,10 @@ class Deploying:
     source: Path
     ledger_path: Path
 
-    def deploy(self, version: str, *, refund: bool = True) -> Deploy:
+    def deploy(self, version: str, *, refund: bool = True, refund_schema: str = "same") -> Deploy:
         """Rewrite the agent's source to ``version`` and deploy it."""
-        (self.source / "versioned_agent.py").write_text(agent_module(version, refund=refund))
+        text = agent_module(version, refund=refund, refund_schema=refund_schema)
+        (self.source / "versioned_agent.py").write_text(text)
         return self.rt.deploy()
 
     def ledger(self, session_id: str) -> list[dict[str, Any]]:

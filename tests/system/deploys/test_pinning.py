@@ -95,6 +95,28 @@ def test_an_upgraded_waiting_job_resumes_on_the_new_code_with_an_error_for_the_l
     assert result["status"] == "error" and result["toolUseId"] == "refund-7"
 
 
+def test_an_upgrade_that_changes_a_pending_calls_schema_gives_a_validation_error_result(
+    deploying: Deploying,
+) -> None:
+    d = deploying
+    d.deploy("13")
+    job = _waiting(d, "Refund order 8")
+    d.deploy("14", refund_schema="amount")  # refund now needs an `amount` the call lacks
+    d.rt.upgrade(job["job_id"])
+    final = _answer(d, job)
+    assert final["status"] == "SUCCEEDED", final
+    assert d.ledger(job["session_id"]) == []  # the tool never ran with the stale input
+    shown = d.rt.job(job["job_id"])
+    assert "tool `refund` input schema changed" in shown["build_changes"]
+    messages = _transcript(d, job["session_id"])
+    assert_valid_transcript(messages)
+    (result,) = [r for m in messages if m["role"] == "user" for r in tool_results(m)]
+    assert result["status"] == "error" and result["toolUseId"] == "refund-8"
+    text = " ".join(b.get("text", "") for b in result["content"])
+    assert "amount" in text, text
+    assert final["result"]["text"] == f"v14 done: {text}"
+
+
 def test_upgrade_on_resume_moves_the_job_to_the_version_current_at_the_answer(
     deploying: Deploying,
 ) -> None:
