@@ -7,6 +7,7 @@ input runs the new version (the answer names it; the machine's ``UpgradeOnResume
 started with ``version_policy: "upgrade_on_resume"`` does that at every resume by itself.
 """
 
+import json
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 from elsai.errors import SessionConflictError
 from elsai.serverless.contract import AGENT_FUNCTION_FIELD, CURRENT_VERSION_ENV, version_of
 from elsai.serverless.versions import JobVersion, VersionChange, read_job_version, write_job_version
-from elsai_lambdas.jobs_api import aws, jobs
+from elsai_lambdas.jobs_api import aws
 from elsai_lambdas.jobs_api.errors import Conflict
 from elsai_lambdas.jobs_api.status import public_status
 
@@ -38,10 +39,7 @@ def record_start(job_id: str, policy: str) -> str | None:
 def version_view(job_id: str, execution: dict[str, Any]) -> dict[str, Any]:
     """What GET /jobs/{id} says about versions: the job's, the current one, and the policy."""
     record, _ = read_job_version(aws.storage(), job_id)
-    started = jobs.loads(execution.get("input"))
-    arn = record.runs_on if record else None
-    if arn is None and isinstance(started, dict):
-        arn = started.get(AGENT_FUNCTION_FIELD)
+    arn = record.runs_on if record else _started_on(execution)
     current = current_version()
     if not isinstance(arn, str):
         return {}
@@ -74,9 +72,11 @@ def _build_changes(job_id: str) -> list[str]:
         return []  # untrusted bytes: say nothing rather than fail the request
 
 
-def upgrade_job(job_id: str) -> dict[str, Any]:
-    """Move a running job to the current version at its next resume; Conflict if it ended."""
-    execution = jobs.describe_execution(job_id)  # NotFound for an unknown (or foreign) job
+def upgrade_job(job_id: str, execution: dict[str, Any]) -> dict[str, Any]:
+    """Move a running job (its current ``execution``) to the current version at its next resume.
+
+    Conflict if it ended.
+    """
     if execution["status"] != "RUNNING":
         raise Conflict(
             f"job {job_id!r} already ended with status {public_status(execution, job_id)}; "
@@ -98,19 +98,29 @@ def resume_version(job_id: str) -> str | None:
     if record is None:
         return None
     if record.policy == "upgrade_on_resume" and (target := current_version()) is not None:
-        _move(job_id, jobs.describe_execution(job_id), target, "upgrade_on_resume")
+        _move(job_id, None, target, "upgrade_on_resume")
         record, _ = read_job_version(aws.storage(), job_id)
     return record.runs_on if record is not None and record.upgrades else None
 
 
-def _move(job_id: str, execution: dict[str, Any], target: str, reason: str) -> VersionChange | None:
+def _started_on(execution: dict[str, Any] | None) -> str | None:
+    """The version ARN the execution's input names (None: not there, or not readable)."""
+    try:
+        started = json.loads((execution or {}).get("input") or "null")
+    except ValueError:
+        return None
+    arn = started.get(AGENT_FUNCTION_FIELD) if isinstance(started, dict) else None
+    return arn if isinstance(arn, str) else None
+
+
+def _move(
+    job_id: str, execution: dict[str, Any] | None, target: str, reason: str
+) -> VersionChange | None:
     """Record the job's move to ``target``; None if it is on it already."""
     storage = aws.storage()
     record, tag = read_job_version(storage, job_id)
-    if record is None:  # a job started before records existed: its execution names its version
-        started = jobs.loads(execution.get("input"))
-        arn = started.get(AGENT_FUNCTION_FIELD) if isinstance(started, dict) else None
-        arn = arn if isinstance(arn, str) else target
+    if record is None:  # a job started without a record: its execution names its version
+        arn = _started_on(execution) or target
         record = JobVersion(job_id=job_id, started_on=arn, runs_on=arn)
     if record.runs_on == target:
         return None

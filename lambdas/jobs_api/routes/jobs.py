@@ -79,7 +79,7 @@ def upgrade_job(job_id: str) -> dict[str, Any]:
     from elsai_lambdas.jobs_api import versions
 
     jobs.check_job_id(job_id)
-    out = versions.upgrade_job(job_id)
+    out = versions.upgrade_job(job_id, jobs.describe_execution(job_id))  # 404: no such job
     logger.info("job upgrade", extra={"job_id": job_id, "upgraded": out["upgraded"]})
     return out
 
