@@ -87,10 +87,12 @@ class AgentFunction(Construct):
         )
         self.function = self._fn.function
         self.role = self._fn.role
-        #: What the state machine invokes: the function, or with SnapStart its "live" alias.
-        self.invoke_target: lambda_.IFunction = self.function
-        if config.snap_start:
-            self.invoke_target = snap_start_alias(self, self.function)
+        #: This deploy's published version (a new one whenever code or configuration changes;
+        #: old ones are retained): what a job started now is pinned to (elsai/cdk/pinning.py).
+        self.version: lambda_.Version = self.function.current_version
+        self.version.apply_removal_policy(cdk.RemovalPolicy.RETAIN)  # never deleted on update
+        if config.snap_start:  # the same version, behind the stable "live" alias
+            self.live_alias = snap_start_alias(self, self.function)
         # Read + put only: nothing in a slice deletes, and s3:DeleteObjectVersion would
         # let a bug undo the bucket's versioning safeguard. With tenant isolation the slice
         # reaches S3 only through the per-job tenant role (elsai/cdk/tenancy.py).

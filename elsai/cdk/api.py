@@ -23,7 +23,7 @@ from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.function import PythonFunction, retention
 from elsai.cdk.tenancy import isolate_api, method_options
 from elsai.serverless import limits
-from elsai.serverless.contract import handler_name
+from elsai.serverless.contract import CURRENT_VERSION_ENV, handler_name
 
 # Coarse gate in front of the jobs API Lambda (lambdas/jobs_api, which validates in detail),
 # built from the same limits module, so it is never stricter than the handler: a request the
@@ -43,6 +43,8 @@ CREATE_JOB_SCHEMA: dict[str, Any] = {
         },
         "session_id": {"type": apigw.JsonSchemaType.STRING, "pattern": ID_PATTERN},
         "agent_id": {"type": apigw.JsonSchemaType.STRING, "pattern": ID_PATTERN},
+        # Checked by the handler, whose 400 names the accepted values (a gateway enum's does not).
+        "version_policy": {"type": apigw.JsonSchemaType.STRING, "max_length": 64},
     },
 }
 RESPONSES_SCHEMA: dict[str, Any] = {
@@ -103,6 +105,7 @@ class JobsApi(Construct):
         state_machine: sfn.IStateMachine,
         state_machine_name: str,
         config: ElsaiConfig,
+        current_version: lambda_.IVersion,
     ) -> None:
         super().__init__(scope, construct_id)
         stack = cdk.Stack.of(self)
@@ -118,6 +121,8 @@ class JobsApi(Construct):
             environment={
                 "ELSAI_STATE_MACHINE_ARN": state_machine.state_machine_arn,
                 "ELSAI_SESSIONS_BUCKET": bucket.bucket_name,
+                # The version a job started now is pinned to (elsai/cdk/pinning.py).
+                CURRENT_VERSION_ENV: current_version.function_arn,
                 "POWERTOOLS_SERVICE_NAME": "elsai",
                 "POWERTOOLS_METRICS_NAMESPACE": "elsai",
                 "LOG_LEVEL": config.log_level,
@@ -163,13 +168,15 @@ class JobsApi(Construct):
         for prefix in API_READ_PREFIXES:
             bucket.grant_read(self.function, prefix)
         # The API's only writes, under jobs/ (elsai.session.layout.keys): a cancel record per job and a
-        # create-only claim per answered wait (DELETE /jobs/{id}, POST /jobs/{id}/responses).
+        # create-only claim per answered wait (DELETE /jobs/{id}, POST /jobs/{id}/responses), and
+        # the job's version record (POST /jobs, POST /jobs/{id}/upgrade).
         iam.Grant.add_to_principal(
             grantee=self.function,
             actions=["s3:PutObject"],
             resource_arns=[
                 bucket.arn_for_objects("jobs/*/cancelled.json"),
                 bucket.arn_for_objects("jobs/*/answers/*"),
+                bucket.arn_for_objects("jobs/*/version.json"),
             ],
         )
 
@@ -246,6 +253,9 @@ class JobsApi(Construct):
             "POST", integration, request_validator=self.validator,
             request_parameters=job_id, request_models={"application/json": responses},
         )  # fmt: skip
+        job.add_resource("upgrade").add_method(
+            "POST", integration, request_validator=self.validator, request_parameters=job_id
+        )
         sessions = self.api.root.add_resource("sessions")
         sessions.add_resource("{session_id}").add_method(
             "GET", integration, request_validator=self.validator,

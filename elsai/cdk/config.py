@@ -22,7 +22,7 @@ HISTORY_EVENT_CAP = 25_000
 HISTORY_EVENT_RESERVE = 200  # start/end, continuation and failure states
 EVENTS_PER_SLICE = 11
 EVENTS_PER_RETRY = 3
-EVENTS_PER_INTERRUPT_ROUND = 6
+EVENTS_PER_INTERRUPT_ROUND = 8  # the wait, the answer, and UpgradeOnResume (pinning.py)
 MAX_EXECUTIONS_PER_JOB = 100  # GET /jobs/{id} follows at most this many continuations
 
 

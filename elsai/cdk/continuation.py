@@ -20,6 +20,7 @@ from constructs import Construct
 
 from elsai.cdk.tasks import ERROR_PATH, JSON_NULL, Retries, catch_all, number, path
 from elsai.serverless.contract import (
+    AGENT_FUNCTION_FIELD,
     CONTINUATION_RETRYABLE_ERRORS,
     CONTINUED,
     EXECUTION_ALREADY_EXISTS,
@@ -81,10 +82,11 @@ def continuation(
 
 
 def _next_input() -> dict[str, Any]:
-    """The next execution's input: the same job, session and counters (``continued``)."""
+    """The next execution's input: the same job, session, version and counters (``continued``)."""
     return {
         "session_id": path("$.session_id"),
         "agent_id": path("$.agent_id"),
+        AGENT_FUNCTION_FIELD: path(f"$.{AGENT_FUNCTION_FIELD}"),
         "prompt.$": JSON_NULL,
         "continued": {
             "job_id": path("$.job_id"),

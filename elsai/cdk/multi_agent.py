@@ -27,14 +27,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.tasks import (
     JSON_NULL,
+    AgentTask,
     Retries,
     catch_all,
     invoke_agent,
@@ -64,11 +63,10 @@ class MultiAgentStates(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        agent_function: lambda_.IFunction,
         config: ElsaiConfig,
     ) -> None:
         super().__init__(scope, construct_id)
-        self._fn, self._config = agent_function, config
+        self._config = config
         self._retries = Retries(config)
         self.step_failed = task_failed(
             self,
@@ -135,11 +133,10 @@ class MultiAgentStates(Construct):
             },
         ).next(plan)
 
-    def _step(self, name: str, action: str, extra: dict[str, Any]) -> tasks.LambdaInvoke:
+    def _step(self, name: str, action: str, extra: dict[str, Any]) -> AgentTask:
         task = invoke_agent(
             self,
             name,
-            function=self._fn,
             payload={
                 "action": action,
                 "execution_id": sfn.JsonPath.execution_id,
@@ -195,7 +192,6 @@ class MultiAgentStates(Construct):
             self,
             "NodeSlice",
             comment="One slice of one node; retries resume from the node's checkpoint.",
-            function=self._fn,
             payload={
                 "action": NODE_SLICE,
                 "execution_id": sfn.JsonPath.execution_id,
@@ -252,12 +248,11 @@ class MultiAgentStates(Construct):
         route.when(more, next_slice)
         return route.otherwise(report)
 
-    def _wait(self) -> tasks.LambdaInvoke:
+    def _wait(self) -> AgentTask:
         wait = invoke_agent(
             self,
             "WaitForNodeResponses",
             comment="Park the task token with the batch's interrupts; the API answers them.",
-            function=self._fn,
             wait_for_token=True,
             payload={
                 "action": PARK,

@@ -12,6 +12,8 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
+from elsai.cdk.tenancy import API_OWNER_WRITES
+
 if TYPE_CHECKING:  # the service calls acknowledge_findings(self) as it is built
     from elsai.cdk.service import DurableAgentService as ElsaiStack
 
@@ -105,6 +107,7 @@ def _api(stack: ElsaiStack) -> None:
     for pattern, why in (
         ("jobs/*/cancelled.json", "DELETE /jobs/{id} writes one cancel record per job"),
         ("jobs/*/answers/*", "POST /jobs/{id}/responses claims each wait once (create-only)"),
+        ("jobs/*/version.json", "POST /jobs and /jobs/{id}/upgrade write the job's version record"),
     ):
         _ack(
             api_policy,
@@ -207,12 +210,12 @@ def _tenancy(stack: ElsaiStack) -> None:
                 "inference profile may route to any region of its geography (one model).",
             )
     api_policy = stack.api.role.node.find_child("DefaultPolicy")
-    for pattern in ("owners/*", "owners/*/jobs/*/cancelled.json", "owners/*/jobs/*/answers/*"):
+    for pattern in ("owners/*", *API_OWNER_WRITES):
         _ack(
             api_policy,
             f"AwsSolutions-IAM5[Resource::{bucket_arn}/{pattern}]",
             "Tenant isolation: the API reads any owner's prefix (it checks ownership itself) "
-            "and writes only cancel records and answer claims; the owner tag is a wildcard.",
+            "and writes only cancel records, answer claims and version records; the owner tag is a wildcard.",
         )
 
 

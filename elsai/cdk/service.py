@@ -89,7 +89,8 @@ class DurableAgentService(Construct):
         self.jobs = AgentStateMachine(
             self,
             "Jobs",
-            agent_function=self.agent.invoke_target,
+            agent_function=self.agent.function,
+            current_version=self.agent.version,
             config=self.config,
             state_machine_name=name,
         )
@@ -101,6 +102,7 @@ class DurableAgentService(Construct):
             state_machine=self.jobs.state_machine,
             state_machine_name=name,
             config=self.config,
+            current_version=self.agent.version,
         )
         self._add_optional_parts(asset)
         self.bucket: s3.Bucket = self.storage.bucket

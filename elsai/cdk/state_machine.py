@@ -2,7 +2,9 @@
 
 Data flow (the execution's state stays a handful of ids and counters, never a transcript):
 
-    input  {session_id, agent_id, prompt}            (a continuation adds {continued: {...}})
+    input  {session_id, agent_id, prompt, agent_function}  (a continuation adds {continued: {...}})
+    PinVersion      : agent_function absent -> PinCurrentVersion (this deploy's version)
+                      every task invokes $.agent_function, the job's own version (pinning.py)
     StartOrContinue : continued present -> Continue (restore the counters) else Init
     Init            -> {job_id, session_id, agent_id, prompt, interrupt_responses: null,
                         slice: 0, model_calls: 0, execution_slices: 0, execution_index: 0}
@@ -14,7 +16,8 @@ Data flow (the execution's state stays a handful of ids and counters, never a tr
                       orchestrate -> the Graph/Swarm path (elsai/cdk/multi_agent.py)
                       continue  -> NextSlice   (prompt/interrupt_responses null, counters+1)
                       interrupted -> WaitForResponses (task token parked in S3)
-                                     -> ResumeSlice (interrupt_responses from the answer)
+                                     -> ResumeSlice (interrupt_responses from the answer;
+                                        an upgraded job's answer names its new version)
     PrepareHandOff -> HandOff (the continuation, elsai/cdk/continuation.py:
                       states:startExecution of this machine, name <job_id>-c<N>, same job
                       id and session) -> HandedOff -> Continued (Succeed with
@@ -32,15 +35,16 @@ import aws_cdk as cdk
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.continuation import continuation
 from elsai.cdk.function import retention
 from elsai.cdk.multi_agent import MultiAgentStates
+from elsai.cdk.pinning import grant_version_invokes, pin_version, upgrade_on_resume
 from elsai.cdk.tasks import (
     JSON_NULL,
+    AgentTask,
     Retries,
     add,
     catch_all,
@@ -51,6 +55,7 @@ from elsai.cdk.tasks import (
     task_failed,
 )
 from elsai.serverless.contract import (
+    AGENT_FUNCTION_FIELD,
     COMPLETED,
     CONTINUE,
     INTERRUPTED,
@@ -72,24 +77,26 @@ class AgentStateMachine(Construct):
         construct_id: str,
         *,
         agent_function: lambda_.IFunction,
+        current_version: lambda_.IVersion,
         config: ElsaiConfig,
         state_machine_name: str,
     ) -> None:
         super().__init__(scope, construct_id)
         self.state_machine_name = state_machine_name
         self._config = config
-        self._agent_function = agent_function
         self._retries = Retries(config)
         self._fail_states()
-        run_slice = self._run_slice(agent_function)
-        wait = self._wait_for_responses(agent_function)
-        next_slice, resume_slice = self._counters()
+        run_slice = self._run_slice()
+        wait = self._wait_for_responses()
+        next_slice, resume_slice, resume_upgraded = self._counters()
         check_budget = self._check_budget(run_slice, self._continuation())
         self._route(run_slice, next_slice, wait)
         next_slice.next(check_budget)
-        wait.next(resume_slice)
+        wait.next(upgrade_on_resume(self, resume_slice, resume_upgraded))
         resume_slice.next(check_budget)
-        self._machine(self._start(check_budget))
+        resume_upgraded.next(check_budget)
+        self._machine(pin_version(self, current_version, self._start(check_budget)))
+        grant_version_invokes(self.state_machine, agent_function)
 
     # -- the end states ---------------------------------------------------------------------
 
@@ -127,12 +134,11 @@ class AgentStateMachine(Construct):
 
     # -- tasks ------------------------------------------------------------------------------
 
-    def _run_slice(self, agent_function: lambda_.IFunction) -> tasks.LambdaInvoke:
+    def _run_slice(self) -> AgentTask:
         run_slice = invoke_agent(
             self,
             "RunSlice",
             comment="One agent slice; retries resume from the session checkpoint.",
-            function=agent_function,
             payload={
                 "action": RUN_SLICE,
                 "job_id": path("$.job_id"),
@@ -142,6 +148,7 @@ class AgentStateMachine(Construct):
                 "prompt": path("$.prompt"),
                 "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
                 "slice": number("$.slice"),
+                AGENT_FUNCTION_FIELD: path(f"$.{AGENT_FUNCTION_FIELD}"),
             },
             result_path="$.last",
             timeout_seconds=self._config.task_timeout_seconds,
@@ -153,12 +160,11 @@ class AgentStateMachine(Construct):
         catch_all(run_slice, self.job_failed)
         return run_slice
 
-    def _wait_for_responses(self, agent_function: lambda_.IFunction) -> tasks.LambdaInvoke:
+    def _wait_for_responses(self) -> AgentTask:
         wait = invoke_agent(
             self,
             "WaitForResponses",
             comment="Park the task token in S3; the API answers with SendTaskSuccess.",
-            function=agent_function,
             wait_for_token=True,
             payload={
                 "action": PARK,
@@ -178,7 +184,7 @@ class AgentStateMachine(Construct):
 
     # -- passes and choices -----------------------------------------------------------------
 
-    def _counters(self) -> tuple[sfn.Pass, sfn.Pass]:
+    def _counters(self) -> tuple[sfn.Pass, sfn.Pass, sfn.Pass]:
         ids = {
             **job_ids(),
             "slice": add("$.slice", 1),
@@ -202,7 +208,17 @@ class AgentStateMachine(Construct):
                 "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
             },
         )
-        return next_slice, resume_slice
+        resume_upgraded = sfn.Pass(
+            self,
+            "ResumeUpgraded",
+            comment="Carry the answers on, on the version the job was upgraded to.",
+            parameters={
+                **ids,
+                AGENT_FUNCTION_FIELD: path(f"$.answer.{AGENT_FUNCTION_FIELD}"),
+                "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
+            },
+        )
+        return next_slice, resume_slice, resume_upgraded
 
     def _start(self, check_budget: sfn.IChainable) -> sfn.Choice:
         init = sfn.Pass(
@@ -213,6 +229,7 @@ class AgentStateMachine(Construct):
                 "job_id": sfn.JsonPath.execution_name,
                 "session_id": path("$.session_id"),
                 "agent_id": path("$.agent_id"),
+                AGENT_FUNCTION_FIELD: path(f"$.{AGENT_FUNCTION_FIELD}"),
                 "prompt": path("$.prompt"),
                 "interrupt_responses.$": JSON_NULL,
                 "slice": 0,
@@ -231,6 +248,7 @@ class AgentStateMachine(Construct):
                 "job_id": path(f"{carried}.job_id"),
                 "session_id": path("$.session_id"),
                 "agent_id": path("$.agent_id"),
+                AGENT_FUNCTION_FIELD: path(f"$.{AGENT_FUNCTION_FIELD}"),
                 "prompt.$": JSON_NULL,
                 "interrupt_responses": sfn.JsonPath.list_at(f"{carried}.interrupt_responses"),
                 "slice": number(f"{carried}.slice"),
@@ -264,9 +282,7 @@ class AgentStateMachine(Construct):
         )
         return check.otherwise(run_slice)
 
-    def _route(
-        self, run_slice: tasks.LambdaInvoke, next_slice: sfn.Pass, wait: sfn.IChainable
-    ) -> None:
+    def _route(self, run_slice: AgentTask, next_slice: sfn.Pass, wait: sfn.IChainable) -> None:
         route = sfn.Choice(self, "RouteOnStatus")
         status = "$.last.Payload.status"
         completed = sfn.Succeed(
@@ -284,9 +300,7 @@ class AgentStateMachine(Construct):
 
     def _multi_agent(self) -> sfn.IChainable:
         """Graph / Swarm jobs: Plan → Map over ready nodes → Fold (constructs/multi_agent.py)."""
-        states = MultiAgentStates(
-            self, "MultiAgent", agent_function=self._agent_function, config=self._config
-        )
+        states = MultiAgentStates(self, "MultiAgent", config=self._config)
         return states.start
 
     def _continuation(self) -> sfn.IChainable:

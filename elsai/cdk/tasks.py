@@ -8,16 +8,16 @@ statuses come from ``elsai.serverless.contract``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import aws_cdk as cdk
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
-from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.serverless.contract import (
+    AGENT_FUNCTION_FIELD,
+    AGENT_FUNCTION_PATH,
     NON_RETRYABLE_ERRORS,
     PARK_RETRYABLE_ERRORS,
     RETRYABLE_ERRORS,
@@ -30,6 +30,8 @@ from elsai.serverless.contract import (
 JSON_NULL = "States.StringToJson('null')"
 #: Where a caught error lands in the state (a Fail state re-raises its Error/Cause).
 ERROR_PATH = "$.error"
+#: A task state of the agent function (a Lambda invoke of the job's pinned version).
+AgentTask: TypeAlias = sfn.CustomState
 
 
 def path(json_path: str) -> str:
@@ -48,11 +50,12 @@ def add(json_path: str, amount: Any) -> str:
 
 
 def job_ids() -> dict[str, Any]:
-    """The ids every step carries on: job, session, agent."""
+    """The ids every step carries on: job, session, agent, and the version the job runs on."""
     return {
         "job_id": path("$.job_id"),
         "session_id": path("$.session_id"),
         "agent_id": path("$.agent_id"),
+        AGENT_FUNCTION_FIELD: path(AGENT_FUNCTION_PATH),
     }
 
 
@@ -69,7 +72,7 @@ def task_failed(scope: Construct, construct_id: str, comment: str) -> sfn.Fail:
     )
 
 
-def catch_all(task: sfn.TaskStateBase | sfn.Map, handler: sfn.IChainable) -> None:
+def catch_all(task: sfn.TaskStateBase | sfn.CustomState | sfn.Map, handler: sfn.IChainable) -> None:
     """Any error that outlives the task's retries goes to ``handler`` (at ``$.error``)."""
     task.add_catch(handler, errors=[STATES_ALL], result_path=ERROR_PATH)
 
@@ -78,34 +81,35 @@ def invoke_agent(
     scope: Construct,
     construct_id: str,
     *,
-    function: lambda_.IFunction,
     payload: dict[str, Any],
     timeout_seconds: int,
     result_path: str,
     comment: str | None = None,
     wait_for_token: bool = False,
-) -> tasks.LambdaInvoke:
-    """One call of the agent function with ``payload`` (its ``action`` names the step).
+) -> AgentTask:
+    """One call of the job's agent function version with ``payload`` (``action`` names the step).
 
-    A call that waits for a task token keeps the whole answer; any other keeps only the
-    handler's ``Payload``. Retries are the caller's (``Retries``), in a known order.
+    The function is the state's ``$.agent_function``: the qualified ARN of the version the job
+    started on (or was upgraded to), never the bare function, so a deploy changes no running
+    job's code. A call that waits for a task token keeps the whole answer; any other keeps only
+    the handler's ``Payload``. Retries are the caller's (``Retries``), in a known order.
     """
-    return tasks.LambdaInvoke(
-        scope,
-        construct_id,
-        comment=comment,
-        lambda_function=function,
-        integration_pattern=(
-            sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN
-            if wait_for_token
-            else sfn.IntegrationPattern.REQUEST_RESPONSE
-        ),
-        payload=sfn.TaskInput.from_object(payload),
-        result_selector=None if wait_for_token else {"Payload.$": "$.Payload"},
-        result_path=result_path,
-        retry_on_service_exceptions=False,
-        task_timeout=sfn.Timeout.duration(cdk.Duration.seconds(timeout_seconds)),
-    )
+    resource = f"arn:{cdk.Aws.PARTITION}:states:::lambda:invoke"
+    state: dict[str, Any] = {
+        "Type": "Task",
+        "Resource": resource + (".waitForTaskToken" if wait_for_token else ""),
+        "Parameters": {
+            "FunctionName.$": AGENT_FUNCTION_PATH,
+            "Payload": sfn.FieldUtils.render_object(payload),
+        },
+        "ResultPath": result_path,
+        "TimeoutSeconds": timeout_seconds,
+    }
+    if comment is not None:
+        state["Comment"] = comment
+    if not wait_for_token:
+        state["ResultSelector"] = {"Payload.$": "$.Payload"}
+    return sfn.CustomState(scope, construct_id, state_json=state)
 
 
 class Retries:
@@ -114,7 +118,7 @@ class Retries:
     def __init__(self, config: ElsaiConfig) -> None:
         self._config = config
 
-    def backoff(self, task: sfn.TaskStateBase, errors: tuple[str, ...]) -> None:
+    def backoff(self, task: sfn.TaskStateBase | AgentTask, errors: tuple[str, ...]) -> None:
         """Retry ``errors`` with the configured exponential backoff and full jitter."""
         config = self._config
         task.add_retry(
@@ -126,7 +130,7 @@ class Retries:
             jitter_strategy=sfn.JitterType.FULL,
         )
 
-    def throttled(self, task: sfn.TaskStateBase) -> None:
+    def throttled(self, task: sfn.TaskStateBase | AgentTask) -> None:
         """Throttling waits longer: a free slot under load is normal, not a broken step."""
         config = self._config
         task.add_retry(
@@ -138,7 +142,7 @@ class Retries:
             jitter_strategy=sfn.JitterType.FULL,
         )
 
-    def agent_step(self, task: sfn.TaskStateBase) -> None:
+    def agent_step(self, task: AgentTask) -> None:
         """A step running agent code: unfixable errors first, then throttling, then the rest.
 
         The errors no retry can fix come first, unretried, so that the States.TaskFailed
@@ -148,7 +152,7 @@ class Retries:
         self.throttled(task)
         self.backoff(task, RETRYABLE_ERRORS)
 
-    def park(self, task: sfn.TaskStateBase) -> None:
+    def park(self, task: AgentTask) -> None:
         """Parking the token: Lambda's own failures only (a timeout or SendTaskFailure ends it)."""
         self.throttled(task)
         self.backoff(task, PARK_RETRYABLE_ERRORS)

@@ -32,6 +32,8 @@ API_OWNER_WRITES = (
     "owners/*/jobs/*/answers/*",
     "jobs/*/cancelled.json",
     "jobs/*/answers/*",
+    "owners/*/jobs/*/version.json",
+    "jobs/*/version.json",
 )
 API_LEGACY_READS = ("session_*", "jobs/*")
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"  # elsai.serverless.scoped.TENANT_ROLE_ENV

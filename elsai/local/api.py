@@ -83,9 +83,11 @@ class JobsApiMixin:
         return body
 
     def start_job(self, prompt: str, session_id: str | None = None, agent_id: str = "agent",
-                  idempotency_key: str | None = None) -> dict[str, Any]:  # fmt: skip
+                  idempotency_key: str | None = None, version_policy: str | None = None) -> dict[str, Any]:  # fmt: skip
         """POST /jobs; returns the API's body ({job_id, session_id, agent_id, status})."""
         body: dict[str, Any] = {"prompt": prompt, "agent_id": agent_id}
+        if version_policy is not None:
+            body["version_policy"] = version_policy
         if session_id is not None:
             body["session_id"] = session_id
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else None
@@ -114,6 +116,11 @@ class JobsApiMixin:
                                  path_parameters={"job_id": job_id}, body={"responses": responses}))  # fmt: skip
         self.progress.answered(job_id, responses)
         return dict(out)
+
+    def upgrade(self, job_id: str) -> dict[str, Any]:
+        """POST /jobs/{job_id}/upgrade: the job moves to the current version at its next resume."""
+        return dict(self._ok(*self.api("POST", f"/jobs/{job_id}/upgrade", resource="/jobs/{job_id}/upgrade",
+                                       path_parameters={"job_id": job_id})))  # fmt: skip
 
     def events(
         self, job_id: str, after: str | None = None, limit: int | None = None

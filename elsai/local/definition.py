@@ -39,12 +39,15 @@ def state_machine_definition(
     function_arns: dict[str, str],
     *,
     pseudo: dict[str, str] | None = None,
+    version: str = "1",
 ) -> dict[str, Any]:
     """Concrete ASL for the template's state machine.
 
     ``function_arns`` maps a part of a logical id (e.g. ``"AgentFunction"``) to the ARN to
     put in place of that function's ``GetAtt .Arn``/``Ref``. Raises ``ValueError`` on
-    any reference it cannot resolve, so callers never get half-resolved ASL.
+    any reference it cannot resolve, so callers never get half-resolved ASL. A published
+    version (``AWS::Lambda::Version``, what jobs are pinned to) resolves to its function's ARN
+    qualified by ``version``: the version the caller published for this deploy.
     """
     resources = template["Resources"]
     pseudo_values = {**DEFAULT_PSEUDO, **(pseudo or {})}
@@ -54,6 +57,8 @@ def state_machine_definition(
         if resource.get("Type") == "AWS::Lambda::Alias":  # SnapStart: the machine calls an alias
             props = resource["Properties"]
             return f"{resolve(props['FunctionName'])}:{props['Name']}"
+        if resource.get("Type") == "AWS::Lambda::Version":
+            return f"{resolve(resource['Properties']['FunctionName'])}:{version}"
         if resource.get("Type") != "AWS::Lambda::Function":
             raise ValueError(f"reference to non-function resource {logical_id!r}")
         matches = [arn for part, arn in function_arns.items() if part in logical_id]

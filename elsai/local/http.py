@@ -31,6 +31,7 @@ OPENAPI_PATH = "/openapi.json"
 _ROUTES: list[tuple[re.Pattern[str], str, str | None]] = [
     (re.compile(r"^/jobs/([^/]+)/responses/?$"), "/jobs/{job_id}/responses", "job_id"),
     (re.compile(r"^/jobs/([^/]+)/events/?$"), "/jobs/{job_id}/events", "job_id"),
+    (re.compile(r"^/jobs/([^/]+)/upgrade/?$"), "/jobs/{job_id}/upgrade", "job_id"),
     (re.compile(r"^/jobs/([^/]+)/?$"), "/jobs/{job_id}", "job_id"),
     (re.compile(r"^/jobs/?$"), "/jobs", None),
     (re.compile(r"^/sessions/([^/]+)/?$"), "/sessions/{session_id}", "session_id"),

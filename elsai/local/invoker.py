@@ -58,6 +58,7 @@ class InvocationRecord:
     logs: list[Any] = field(default_factory=list)  # Powertools JSON lines (dicts) and other stdout
     child_events: list[dict[str, Any]] = field(default_factory=list)
     stderr: str = ""
+    version: str = ""  # the agent function version it ran (its deploy's code snapshot)
 
     @property
     def killed(self) -> bool:

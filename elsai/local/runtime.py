@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from elsai.local.api import InspectMixin, JobsApiMixin
+from elsai.local.deploys import Deploy, DeployMixin, Deploys
 from elsai.local.events import EventSink
 from elsai.local.faults import FAULT_ENV, FaultPlan, InvocationInfo
 from elsai.local.invoker import InvocationRecord, run_child
@@ -33,7 +34,6 @@ from elsai.local.progress import Progress
 from elsai.local.shapes import ACCOUNT, REGION
 from elsai.local.template import (
     SynthesizedService,
-    fast_retries,
     function_environment,
     load_service,
     resource,
@@ -52,7 +52,7 @@ _ENDPOINT_VARS = (
 )
 
 
-class LocalRuntime(JobsApiMixin, InspectMixin):
+class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
     """Context manager; see the module docstring. Not re-entrant: one per process at a time.
 
     project: the CDK app directory (its cdk.json) whose DurableAgentService runs (default: cwd);
@@ -67,6 +67,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         S3/SFN/Lambda endpoints stay on moto through the service-specific endpoint vars).
     preloaded: fork children from a server that pre-imported boto3/pydantic/Powertools/elsai
         (default; ~1 s faster per invocation) instead of starting a fresh interpreter each time.
+    Starting is the first deploy; `deploy()` is the next one (elsai/local/deploys.py).
     """
 
     def __init__(
@@ -154,10 +155,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             "POWERTOOLS_METRICS_NAMESPACE": "elsai", "POWERTOOLS_DEV": None,
         })  # fmt: skip
         if self.preloaded:  # starts importing now, in parallel with the resource setup
-            env = {
-                **os.environ,
-                "PYTHONPATH": self._child_pythonpath(),
-            }
+            env = {**os.environ, "PYTHONPATH": self._child_pythonpath(None)}
             self._zygote = Zygote(self.project, env)
         self._create_resources(template)
         self._original_invoke = LambdaSimpleBackend.__dict__["invoke"]
@@ -171,7 +169,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             headers: Any,
             response_headers: dict[str, str],
         ) -> bytes:
-            return runtime._invoke(function_name, body, response_headers)
+            return runtime._invoke(function_name, qualifier, body, response_headers)
 
         LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign,assignment]
 
@@ -249,8 +247,6 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
     def _create_resources(self, template: dict[str, Any]) -> None:
         import boto3
 
-        from elsai.local.definition import state_machine_definition
-
         iam: Any = boto3.client("iam")
         lam: Any = boto3.client("lambda")
         s3: Any = boto3.client("s3")
@@ -268,12 +264,9 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             )
         self._functions: list[str] = []
         self.agent_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{AGENT_FUNCTION}"
-        definition = state_machine_definition(template, {"AgentFunction": self.agent_arn})
-        if self.fast_retries:
-            definition = fast_retries(definition)
         _, machine_props = resource(template, "AWS::StepFunctions::StateMachine", "Jobs")
         machine = sfn.create_state_machine(
-            name=machine_props.get("StateMachineName", "elsai-jobs"), definition=json.dumps(definition),
+            name=machine_props.get("StateMachineName", "elsai-jobs"), definition=json.dumps(self._definition("1")),
             roleArn=role, type=machine_props.get("StateMachineType", "STANDARD"),
         )  # fmt: skip
         self.state_machine_arn = machine["stateMachineArn"]
@@ -281,7 +274,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
         # The tenant role (isolation on): moto's STS hands out credentials for the local role,
         # narrowed by the same per-job session policy a deployed slice assumes it with.
         refs = {"SessionsBucket": self.bucket, "JobsStateMachine": self.state_machine_arn,
-                "TenantRole": role}  # fmt: skip
+                "TenantRole": role, "CurrentVersion": f"{self.agent_arn}:1"}  # fmt: skip
         self.agent_env = function_environment(template, "AgentFunction", refs)
         self.api_env = function_environment(template, "ApiFunction", refs)
         _, agent_props = resource(template, "AWS::Lambda::Function", "AgentFunction")
@@ -297,16 +290,23 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             )  # fmt: skip
             self._functions.append(name)
         self._setenv({k: v for k, v in self.api_env.items() if k.startswith("ELSAI_")})
+        assert self._workdir is not None
+        self.deploys = Deploys(Path(self._workdir.name) / "deploys", AGENT_FUNCTION, lam)
+        self.deploy()
 
     # -- the Lambda seam -------------------------------------------------------------------
 
-    def _invoke(self, function_name: str, body: Any, response_headers: dict[str, str]) -> bytes:
+    def _invoke(
+        self, function_name: str, qualifier: Any, body: Any, response_headers: dict[str, str]
+    ) -> bytes:
         name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
-        if name != AGENT_FUNCTION:
+        try:
+            if name != AGENT_FUNCTION:
+                raise LookupError(f"no local function {name!r}")
+            deploy = self.deploys.for_arn(function_name, qualifier)
+        except LookupError as exc:
             response_headers["x-amz-function-error"] = "Unhandled"
-            return json.dumps(
-                {"errorType": "ResourceNotFound", "errorMessage": f"no local function {name!r}"}
-            ).encode()
+            return json.dumps({"errorType": "ResourceNotFound", "errorMessage": str(exc)}).encode()
         event = json.loads(body)
         info = self._info(event)
         fault = self.faults(info) if self.faults else None
@@ -315,12 +315,13 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             or self.function_timeout_s
             or self.template_timeout_s
         )
-        record = InvocationRecord(info=info, event=event, fault=fault, request_id=str(uuid.uuid4()))
+        record = InvocationRecord(info=info, event=event, fault=fault, request_id=str(uuid.uuid4()),
+                                  version=deploy.version)  # fmt: skip
         with self._lock:
             self.invocations.append(record)
         self.progress.invocation_started(record)
         try:
-            run_child(record, cwd=self.project, env=self._child_env(record, timeout_s), timeout_s=timeout_s,
+            run_child(record, cwd=self.project, env=self._child_env(record, deploy, timeout_s), timeout_s=timeout_s,
                       on_child_event=lambda data: self.progress.child_event(record, data), zygote=self._zygote)  # fmt: skip
         except (
             Exception
@@ -355,24 +356,24 @@ class LocalRuntime(JobsApiMixin, InspectMixin):
             runs,
         )
 
-    def _child_pythonpath(self) -> str:
-        """The service's code (as the bundle holds it), the caller's `pythonpath`, then PYTHONPATH."""
+    def _child_pythonpath(self, deploy: Deploy | None) -> str:
+        """The deploy's snapshot of the code (as the bundle holds it), then PYTHONPATH."""
         inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        code = self.service.code if self.service else ()
-        dirs = dict.fromkeys(str(p.parent) for p in code)
-        return os.pathsep.join([*dirs, *map(str, self.pythonpath), *inherited])
+        return os.pathsep.join([*(deploy.pythonpath if deploy else ()), *inherited])
 
-    def _child_env(self, record: InvocationRecord, timeout_s: float) -> dict[str, str]:
+    def _child_env(
+        self, record: InvocationRecord, deploy: Deploy, timeout_s: float
+    ) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in _ENDPOINT_VARS}
         env.update(self.agent_env)
         env.update({
             "ELSAI_AGENT_FACTORY": "elsai.local.instrument:instrumented_factory",
-            "ELSAI_LOCAL_USER_FACTORY": self.agent_factory or self.agent_env.get("ELSAI_AGENT_FACTORY", ""),
+            "ELSAI_LOCAL_USER_FACTORY": deploy.agent_factory or self.agent_env.get("ELSAI_AGENT_FACTORY", ""),
             "ELSAI_LOCAL_FUNCTION_NAME": AGENT_FUNCTION, "ELSAI_LOCAL_TIMEOUT_MS": str(int(timeout_s * 1000)),
             "ELSAI_LOCAL_MEMORY_MB": str(self.memory_mb), "ELSAI_LOCAL_REQUEST_ID": record.request_id,
             "ELSAI_LOCAL_LEDGER": str(self.ledger_path), FAULT_ENV: record.fault.to_env() if record.fault else "",
             "ELSAI_LOCAL_INVOCATION": json.dumps({"job_id": record.info.job_id, "slice": record.info.slice, "attempt": record.info.attempt, "agent_id": record.info.agent_id, "action": record.info.action}),
-            "PYTHONPATH": self._child_pythonpath(),
+            "PYTHONPATH": self._child_pythonpath(deploy),
             "PYTHONUNBUFFERED": "1",
         })  # fmt: skip
         if self.safety_margin_ms is not None:

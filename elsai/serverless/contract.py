@@ -20,7 +20,11 @@ from typing import Any, Final, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from elsai.errors import AgentFactoryError, AgentInUseError, SessionConflictError
-from elsai.serverless.errors import InterruptPayloadTooLargeError, ModelAccessDeniedError
+from elsai.serverless.errors import (
+    BuildMismatchError,
+    InterruptPayloadTooLargeError,
+    ModelAccessDeniedError,
+)
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH
 
 # -- the handlers ----------------------------------------------------------------------------
@@ -43,6 +47,28 @@ HANDLER_MODULES = {
 def handler_name(role: str) -> str:
     """The Lambda ``Handler`` setting of the function playing ``role`` (``module.handler``)."""
     return f"{HANDLER_MODULES[role]}.handler"
+
+
+# -- the job's pinned version ----------------------------------------------------------------
+
+#: The state field (and job input field) naming the qualified ARN of the agent function
+#: version a job runs on: every task invokes ``FunctionName.$`` = this path, so a deploy never
+#: changes the code under a job in flight (docs/operations.md, "Deploys and jobs in flight").
+AGENT_FUNCTION_FIELD: Final = "agent_function"
+AGENT_FUNCTION_PATH: Final = f"$.{AGENT_FUNCTION_FIELD}"
+#: The API function's environment variable holding the current version's qualified ARN.
+CURRENT_VERSION_ENV: Final = "ELSAI_AGENT_VERSION_ARN"
+#: ``version_policy`` at job start: stay on the start version, or move to the current one at
+#: the next resume after a wait for input.
+VersionPolicy = Literal["pinned", "upgrade_on_resume"]
+VERSION_POLICIES: Final[tuple[str, ...]] = get_args(VersionPolicy)
+
+
+def version_of(function_arn: str) -> str:
+    """The version part of a qualified function ARN (``...:function:name:7`` -> ``"7"``)."""
+    _, _, rest = function_arn.partition(":function:")
+    _, _, qualifier = rest.partition(":")
+    return qualifier or "$LATEST"
 
 
 # -- actions: what a task asks the agent function to do ---------------------------------------
@@ -115,11 +141,13 @@ EXECUTION_ALREADY_EXISTS: Final = "StepFunctions.ExecutionAlreadyExistsException
 #: writer holds the session, retrying would fight it. AgentFactoryError: the deployed factory
 #: is misconfigured. ModelAccessDeniedError: the account has no access to the model yet (an
 #: admin must act). InterruptPayloadTooLargeError: the same slice would produce them again.
+#: BuildMismatchError: the code a pinned job runs on is not the build it started on.
 NON_RETRYABLE_EXCEPTIONS: Final[tuple[type[Exception], ...]] = (
     SessionConflictError,
     AgentFactoryError,
     ModelAccessDeniedError,
     InterruptPayloadTooLargeError,
+    BuildMismatchError,
 )
 #: Exceptions retried after backoff like a crash. AgentInUseError: another live process
 #: holds the agent's lease (a subclass of SessionConflictError, matched by its own name).
@@ -156,6 +184,8 @@ class JobStepRequest(BaseModel):
     agent_id: str = "agent"
     prompt: str | None = None
     interrupt_responses: list[dict[str, Any]] | None = None
+    #: The qualified ARN of the version this step was invoked as (the job's pinned version).
+    agent_function: str | None = None
 
 
 class SliceRequest(JobStepRequest):

@@ -34,6 +34,14 @@ class ModelAccessDeniedError(ElsaiError):
     """The model refused the account (no model access / Marketplace / IAM): not retried."""
 
 
+class BuildMismatchError(ElsaiError):
+    """A pinned job's agent is not the build it started on (fingerprint differs): not retried.
+
+    Retrying runs the same code again; only an explicit upgrade (``POST /jobs/{id}/upgrade``)
+    moves a job to other code. The message names what differs.
+    """
+
+
 def _client_error_code(exc: BaseException) -> str:
     response = getattr(exc, "response", None)
     if not isinstance(response, dict):

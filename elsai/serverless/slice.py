@@ -15,6 +15,7 @@ from elsai.errors import AgentFactoryError
 from elsai.serverless.contract import COMPLETED, ORCHESTRATE, SliceRequest, SliceResult
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.factory import AgentFactory
+from elsai.serverless.fingerprint import check_build, fingerprint_of
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
 from elsai.serverless.parked import park_task_token
 from elsai.serverless.slice_core import (
@@ -68,6 +69,9 @@ def run_slice(
             "'Your own agent: the factory contract'"
         )
 
+    if request.agent_function is not None:  # a deployed job: pinned to a published version
+        built = fingerprint_of(agent, request.agent_function)
+        check_build(session_manager.storage, request.job_id, built)
     given = _slice_input(request, agent)
     margin = margin_ms(policy, agent.model, safety_margin_ms)
     with slice_span(tracing, request, span_attributes) as span:

@@ -56,6 +56,7 @@ _ROUTES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^/jobs/[^/]+/?$"), "DELETE"),
     (re.compile(r"^/jobs/[^/]+/events/?$"), "GET"),
     (re.compile(r"^/jobs/[^/]+/responses/?$"), "POST"),
+    (re.compile(r"^/jobs/[^/]+/upgrade/?$"), "POST"),
     (re.compile(r"^/sessions/[^/]+/?$"), "GET"),
 ]
 _STATUS: dict[type[RequestRefused], int] = {

@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 
 from elsai.serverless import ParkedTaskToken, executions, limits, read_parked_token
 from elsai.serverless.answers import InterruptAlreadyAnsweredError, claim_answer
+from elsai.serverless.contract import AGENT_FUNCTION_FIELD
 from elsai.serverless.node_status import node_status
 from elsai_lambdas.jobs_api import aws
 from elsai_lambdas.jobs_api.errors import Conflict, InvalidRequest, NotFound, TooLarge
@@ -88,9 +89,18 @@ def sfn_payload(data: Any, what: str) -> str:
 
 
 def start_job(
-    prompt: str, session_id: str | None, agent_id: str, idempotency_key: str | None
+    prompt: str,
+    session_id: str | None,
+    agent_id: str,
+    idempotency_key: str | None,
+    version_policy: str = "pinned",
 ) -> StartedJob:
-    """Start an execution; a repeated Idempotency-Key with the same input starts nothing new."""
+    """Start an execution; a repeated Idempotency-Key with the same input starts nothing new.
+
+    The job is pinned to this deploy's agent function version (``versions.record_start``).
+    """
+    from elsai_lambdas.jobs_api import versions
+
     job_id = job_name(idempotency_key)
     session_id = session_id or job_id
     payload = {"session_id": session_id, "agent_id": agent_id, "prompt": prompt}
@@ -100,6 +110,9 @@ def start_job(
     status = _replay_status(job_id, payload) if idempotency_key is not None else None
     replayed = status is not None
     if not replayed:
+        arn = versions.record_start(job_id, version_policy)
+        if arn is not None:
+            job_input = sfn_payload({**payload, AGENT_FUNCTION_FIELD: arn}, "the job input")
         try:
             aws.sfn().start_execution(
                 stateMachineArn=aws.machine_arn(), name=job_id, input=job_input
@@ -124,7 +137,10 @@ def _replay_status(job_id: str, payload: dict[str, Any]) -> str | None:
         if aws.error_code(exc) == "ExecutionDoesNotExist":
             return None
         raise
-    if _loads(existing.get("input")) != payload:
+    started = _loads(existing.get("input"))
+    if isinstance(started, dict):  # the version it was pinned to is not part of the request
+        started.pop(AGENT_FUNCTION_FIELD, None)
+    if started != payload:
         raise Conflict("this Idempotency-Key was already used with a different request body")
     return str(_chain(job_id).current["status"])  # a continued job is still running
 
@@ -140,6 +156,9 @@ def describe_job(job_id: str) -> dict[str, Any]:
     chain = _chain(job_id)
     out = executions.job_view(job_id, chain)
     out["status"] = public_status(chain.current, job_id)
+    from elsai_lambdas.jobs_api.versions import version_view
+
+    out.update(version_view(job_id, chain.current))
     if out.get("session_id"):  # a Graph/Swarm job: each node's status (from multi_agent.json)
         multi_agent = node_status(aws.storage(), str(out["session_id"]))
         if multi_agent is not None:
@@ -181,7 +200,12 @@ def answer_job(job_id: str, responses: list[dict[str, Any]]) -> list[str]:
         raise InvalidRequest(
             f"answer every pending interrupt exactly: missing {missing}, unknown {extra}"
         )
-    output = sfn_payload({"interrupt_responses": responses}, "the responses")
+    from elsai_lambdas.jobs_api.versions import resume_version
+
+    answer: dict[str, Any] = {"interrupt_responses": responses}
+    if (upgraded := resume_version(job_id)) is not None:  # the machine's UpgradeOnResume
+        answer[AGENT_FUNCTION_FIELD] = upgraded
+    output = sfn_payload(answer, "the responses")
     try:  # a conditional create makes a second answer a 409, even when two requests race
         claim = claim_answer(aws.storage(), job_id, parked.task_token, responses)
     except InterruptAlreadyAnsweredError as exc:

@@ -6,6 +6,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from elsai.ids import validate_id
 from elsai.serverless import limits
+from elsai.serverless.contract import VERSION_POLICIES
 
 IdStr = Annotated[
     str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=limits.SAFE_ID_PATTERN)
@@ -19,6 +20,17 @@ class StartJob(BaseModel):
     prompt: str = Field(min_length=1, max_length=limits.MAX_PROMPT_CHARS)
     session_id: IdStr | None = None
     agent_id: IdStr = "agent"
+    #: "pinned" (default): the job runs on the version it started on until upgraded;
+    #: "upgrade_on_resume": each resume after a wait for input moves it to the current version.
+    version_policy: str = Field(default="pinned", max_length=64)
+
+    @field_validator("version_policy")
+    @classmethod
+    def _policy(cls, value: str) -> str:
+        if value not in VERSION_POLICIES:
+            accepted = ", ".join(repr(p) for p in VERSION_POLICIES)
+            raise ValueError(f"version_policy must be one of {accepted}, not {value[:64]!r}")
+        return value
 
     @field_validator("session_id")
     @classmethod

@@ -218,6 +218,25 @@ _OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
         ),  # fmt: skip
         "more": (404, 409, 413),
     },
+    ("post", "/jobs/{job_id}/upgrade"): {
+        "id": "upgradeJob",
+        "params": [_JOB_PARAM],
+        "ok": (
+            200,
+            {
+                "type": "object",
+                "required": ["job_id", "version", "upgraded"],
+                "properties": {
+                    "job_id": {"type": "string"},
+                    "version": {"type": "string"},
+                    "upgraded": {"type": "boolean"},
+                    "event": {"type": "string"},
+                },
+            },
+            {},
+        ),  # fmt: skip
+        "more": (404, 409),
+    },
     ("get", "/sessions/{session_id}"): {
         "id": "getSession",
         "params": [

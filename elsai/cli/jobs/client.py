@@ -161,6 +161,10 @@ class JobsClient:
         """DELETE /jobs/{id}."""
         return dict(self.request("DELETE", f"/jobs/{quote(job_id, safe='')}"))
 
+    def upgrade(self, job_id: str) -> dict[str, Any]:
+        """POST /jobs/{id}/upgrade."""
+        return dict(self.request("POST", f"/jobs/{quote(job_id, safe='')}/upgrade"))
+
     def list(self, limit: int, after: str | None, status: str | None) -> dict[str, Any]:
         """GET /jobs."""
         return dict(

@@ -64,8 +64,15 @@ def register(groups: Any) -> None:
         "--response", metavar="JSON", action="append", required=True, help="its answer as JSON"
     )
     _command(commands, "cancel", "stop a running job", _cancel).add_argument("job_id")
+    _command(
+        commands, "upgrade", "move a running job to the current version at its next resume",
+        _upgrade,
+    ).add_argument("job_id")  # fmt: skip
     ls = _command(commands, "ls", "jobs, newest first", _ls)
     ls.add_argument("--limit", type=int, default=20)
+    ls.add_argument(
+        "--stale", action="store_true", help="only running jobs on an older agent version"
+    )
     ls.add_argument("--status", help="only RUNNING, SUCCEEDED, FAILED, TIMED_OUT or ABORTED jobs")
     from elsai.cli.jobs.serve import add_serve
 
@@ -160,6 +167,12 @@ def _status(args: argparse.Namespace, client: JobsClient) -> int:
         f"job {job['job_id']}: {job['status']}",
         f"session {job.get('session_id')}, started {job.get('started_at')}",
     ]
+    if job.get("version"):
+        current = "current" if job.get("version_is_current", True) else "not current"
+        lines.append(
+            f"version {job['version']} ({current}; latest {job.get('current_version', '?')}, "
+            f"policy {job.get('version_policy', 'pinned')})"
+        )
     if isinstance(job.get("result"), dict) and job["result"].get("text"):
         lines.append(f"result: {job['result']['text']}")
     if job.get("error"):
@@ -197,8 +210,18 @@ def _cancel(args: argparse.Namespace, client: JobsClient) -> int:
     return EXIT_CODES["SUCCEEDED"]
 
 
+def _upgrade(args: argparse.Namespace, client: JobsClient) -> int:
+    out = client.upgrade(args.job_id)
+    done = out.get("event") or f"already on version {out.get('version')}"
+    _print(args, out, f"job {args.job_id}: {done}")
+    return 0
+
+
 def _ls(args: argparse.Namespace, client: JobsClient) -> int:
-    page = client.list(args.limit, None, args.status)
+    page = client.list(args.limit, None, "RUNNING" if args.stale else args.status)
+    if args.stale:  # the listing names no versions: ask each running job (at most --limit)
+        stale = [client.status(j["job_id"]) for j in page["jobs"]]
+        page = {**page, "jobs": [j for j in stale if j.get("version_is_current") is False]}
     rows = [f"{j['job_id']:<50} {j['status']:<18} {j['started_at']}" for j in page["jobs"]]
     _print(args, page, "\n".join(rows) if rows else "no jobs")
     return 0

@@ -125,6 +125,16 @@ def job_answer_key(job_id: str, task_token: str) -> str:
     return f"jobs/{job_id}/answers/{digest}.json"
 
 
+def job_version_key(job_id: str) -> str:
+    """The job's version record: the agent function version it runs on, its policy, upgrades."""
+    return f"jobs/{job_id}/version.json"
+
+
+def job_fingerprint_key(job_id: str) -> str:
+    """The build fingerprint a job's slices compare against (elsai.serverless.fingerprint)."""
+    return f"jobs/{job_id}/fingerprint.json"
+
+
 def job_cancel_key(job_id: str) -> str:
     """Where the jobs API records that a client cancelled a job (Step Functions only says ABORTED)."""
     return f"jobs/{job_id}/cancelled.json"

@@ -28,7 +28,9 @@ def start_job(
 ) -> Response[dict[str, Any]]:
     """Start an execution; a repeated Idempotency-Key with the same body starts nothing new."""
     body = _body(StartJob)
-    started = jobs.start_job(body.prompt, body.session_id, body.agent_id, idempotency_key)
+    started = jobs.start_job(
+        body.prompt, body.session_id, body.agent_id, idempotency_key, body.version_policy
+    )
     logger.info(
         "job accepted",
         extra={
@@ -68,6 +70,18 @@ def answer_job(job_id: str) -> dict[str, Any]:
     answered = jobs.answer_job(job_id, [r.model_dump() for r in body.responses])
     logger.info("interrupts answered", extra={"job_id": job_id, "answered": answered})
     return {"job_id": job_id, "status": "RUNNING", "answered": answered}
+
+
+@router.post("/jobs/<job_id>/upgrade")
+@tracer.capture_method(capture_response=False)
+def upgrade_job(job_id: str) -> dict[str, Any]:
+    """Move a running job to the current agent version at its next resume (409 if it ended)."""
+    from elsai_lambdas.jobs_api import versions
+
+    jobs.check_job_id(job_id)
+    out = versions.upgrade_job(job_id, jobs.describe_execution(job_id))  # 404: no such job
+    logger.info("job upgrade", extra={"job_id": job_id, "upgraded": out["upgraded"]})
+    return out
 
 
 def _body(model: type[BodyModel]) -> BodyModel:

@@ -38,6 +38,7 @@ def test_routes_and_iam_authorization(template_dict: dict[str, Any]) -> None:
         ("GET", "/jobs"),  # list
         ("GET", "/jobs/{job_id}"),
         ("DELETE", "/jobs/{job_id}"),  # cancel
+        ("POST", "/jobs/{job_id}/upgrade"),
         ("GET", "/jobs/{job_id}/events"),  # progress
         ("POST", "/jobs/{job_id}/responses"),
         ("GET", "/sessions/{session_id}"),
@@ -63,7 +64,7 @@ def test_request_validator_and_models(template_dict: dict[str, Any]) -> None:
         for param in ("job_id", "session_id"):
             if f"{{{param}}}" in path:
                 assert m["RequestParameters"] == {f"method.request.path.{param}": True}
-        if m["HttpMethod"] == "POST":
+        if m["HttpMethod"] == "POST" and not path.endswith("/upgrade"):  # upgrade: no body
             assert "application/json" in m["RequestModels"]
 
 
@@ -132,8 +133,8 @@ def test_stage_access_logs_throttling_and_tracing(template: Template) -> None:
 def test_lambda_permissions_are_scoped_to_this_api(template_dict: dict[str, Any]) -> None:
     perms = _of_type(template_dict, "AWS::Lambda::Permission")
     assert (
-        len(perms) == 7
-    )  # one per method (7 with list, events, cancel), no test-invoke permissions
+        len(perms) == 8
+    )  # one per method (8 with list, events, cancel, upgrade), no test-invoke permissions
     for p in perms.values():
         assert p["Principal"] == "apigateway.amazonaws.com"
         assert "ApiRestApi" in str(p["SourceArn"])

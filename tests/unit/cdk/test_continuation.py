@@ -157,7 +157,7 @@ def test_slices_per_execution_is_validated_against_the_event_cap() -> None:
     config = ElsaiConfig()
     assert config.execution_slices == config.max_safe_slices_per_execution
     assert config.execution_slices * config.worst_events_per_slice <= 25_000
-    with pytest.raises(ValueError, match="slicesPerExecution must be 1..261"):
+    with pytest.raises(ValueError, match="slicesPerExecution must be 1..255"):
         ElsaiConfig(slices_per_execution=1000)
     with pytest.raises(ValueError, match="maxSlices must be <= 200"):
         ElsaiConfig(slices_per_execution=2, max_slices=201)

@@ -184,7 +184,7 @@ def test_api_may_only_start_describe_and_answer_this_machine(template_dict: dict
     ("layout", "prefixes"),
     [("template_dict", ("/owners/*", "")), ("shared_template_dict", ("",))],
 )
-def test_api_may_write_only_cancel_records_and_answer_claims(
+def test_api_may_write_only_cancel_records_answer_claims_and_version_records(
     request: pytest.FixtureRequest, layout: str, prefixes: tuple[str, ...]
 ) -> None:
     s3 = _for_service(_statements(request.getfixturevalue(layout), "ApiFunctionRole"), "s3")
@@ -193,7 +193,9 @@ def test_api_may_write_only_cancel_records_and_answer_claims(
     assert _actions(stmt) == ["s3:PutObject"]
     suffixes = {res["Fn::Join"][1][-1] for res in _resources_of(stmt)}
     assert suffixes == {
-        f"{p}/jobs/*/{record}" for p in prefixes for record in ("cancelled.json", "answers/*")
+        f"{p}/jobs/*/{record}"
+        for p in prefixes
+        for record in ("cancelled.json", "answers/*", "version.json")
     }
 
 

@@ -53,7 +53,7 @@ def _object_suffixes(pairs: list[tuple[str, str]]) -> set[str]:
     return out
 
 
-API_WRITES = {"/jobs/*/cancelled.json", "/jobs/*/answers/*"}
+API_WRITES = {"/jobs/*/cancelled.json", "/jobs/*/answers/*", "/jobs/*/version.json"}
 
 
 @pytest.mark.parametrize("role", ["AgentFunctionRole", "ApiFunctionRole"])

@@ -61,22 +61,30 @@ def test_snapstart_publishes_a_version_behind_a_live_alias(snap_template: dict[s
     assert len(others) == 1
 
 
-def test_the_state_machine_invokes_the_alias(snap_template: dict[str, Any]) -> None:
+def test_the_state_machine_invokes_the_published_version_the_alias_names(
+    snap_template: dict[str, Any],
+) -> None:
     (alias_id,) = [
         k for k, r in snap_template["Resources"].items() if r["Type"] == "AWS::Lambda::Alias"
     ]
+    (version_id,) = [
+        k for k, r in snap_template["Resources"].items() if r["Type"] == "AWS::Lambda::Version"
+    ]
+    alias = snap_template["Resources"][alias_id]["Properties"]
+    assert alias["FunctionVersion"] == {"Fn::GetAtt": [version_id, "Version"]}
     machine = next(
         r
         for r in snap_template["Resources"].values()
         if r["Type"] == "AWS::StepFunctions::StateMachine"
     )
+    # Jobs are pinned to a SnapStart-published version, never $LATEST (test_pinning.py).
     raw = json.dumps(machine["Properties"]["DefinitionString"])
-    assert f'{{"Ref": "{alias_id}"}}' in raw
-    definition = state_machine_definition(snap_template, {"AgentFunction": AGENT_ARN})
+    assert f'{{"Ref": "{version_id}"}}' in raw
+    definition = state_machine_definition(snap_template, {"AgentFunction": AGENT_ARN}, version="4")
     tasks = [s for s in _states(definition) if s.get("Resource", "").endswith(":lambda:invoke")]
-    targets = {s["Parameters"]["FunctionName"] for s in tasks}
-    assert targets == {f"{AGENT_ARN}:live"}
-    # The machine's role may invoke the alias (and the published versions behind it).
+    assert {s["Parameters"]["FunctionName.$"] for s in tasks} == {"$.agent_function"}
+    assert definition["States"]["PinCurrentVersion"]["Result"] == f"{AGENT_ARN}:4"
+    # The machine's role may invoke the published versions (and the alias on them).
     policies = [
         r["Properties"]["PolicyDocument"]["Statement"]
         for r in snap_template["Resources"].values()
@@ -85,14 +93,16 @@ def test_the_state_machine_invokes_the_alias(snap_template: dict[str, Any]) -> N
     invoke = [
         s for st in policies for s in st if "lambda:InvokeFunction" in json.dumps(s["Action"])
     ]
-    assert any({"Ref": alias_id} in _list(s["Resource"]) for s in invoke), invoke
+    arns = [json.dumps(r) for s in invoke for r in _list(s["Resource"])]
+    assert arns and all(":*" in a for a in arns), arns
 
 
 def test_snapstart_is_off_by_default(template_dict: dict[str, Any]) -> None:
     _, fn = _agent_function(template_dict)
     assert "SnapStart" not in fn["Properties"]
-    kinds = {r["Type"] for r in template_dict["Resources"].values()}
-    assert "AWS::Lambda::Alias" not in kinds and "AWS::Lambda::Version" not in kinds
+    kinds = [r["Type"] for r in template_dict["Resources"].values()]
+    # Without SnapStart there is no alias; the one published version is what jobs pin to.
+    assert "AWS::Lambda::Alias" not in kinds and kinds.count("AWS::Lambda::Version") == 1
 
 
 @pytest.mark.parametrize("value", ["yes", "1", "on"])

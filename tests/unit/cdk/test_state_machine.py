@@ -66,7 +66,7 @@ def test_machine_is_standard_traced_and_logged(template_dict: dict[str, Any]) ->
 def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
     text = json.dumps(asl)
     assert "Fn::" not in text and '"Ref"' not in text and "${Token" not in text
-    assert asl["StartAt"] == "StartOrContinue"
+    assert asl["StartAt"] == "PinVersion"  # then StartOrContinue (test_pinning.py)
     assert {s["Type"] for s in asl["States"].values()} == {
         "Pass",
         "Choice",
@@ -77,7 +77,8 @@ def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
     }
     tasks = [s for s in asl["States"].values() if s["Type"] == "Task"]
     lambdas = [t for t in tasks if t["Resource"].startswith("arn:aws:states:::lambda:invoke")]
-    assert {t["Parameters"]["FunctionName"] for t in lambdas} == {AGENT_ARN}
+    # The job's own version, never the bare function (tests/unit/cdk/test_pinning.py).
+    assert {t["Parameters"]["FunctionName.$"] for t in lambdas} == {"$.agent_function"}
     (continuation,) = [t for t in tasks if t not in lambdas]  # the only other task
     assert continuation["Resource"] == "arn:aws:states:::states:startExecution"
     machine = "arn:aws:states:us-east-1:123456789012:stateMachine:ElsaiStack-jobs"
@@ -95,6 +96,7 @@ def test_state_names(states: dict[str, Any]) -> None:
         "WaitForResponses", "ResumeSlice", "Completed", "JobFailed", "SliceTimedOut",
         "InterruptWaitTimedOut", "SliceBudgetExhausted", "UnknownSliceStatus",
         "StartOrContinue", "Continue", "PrepareHandOff", "HandOff", "HandedOff", "Continued",
+        "PinVersion", "PinCurrentVersion", "UpgradeOnResume", "ResumeUpgraded",
     } | MULTI_AGENT_STATES  # fmt: skip
 
 
@@ -110,6 +112,7 @@ def test_run_slice_payload_result_and_timeout(states: dict[str, Any]) -> None:
         "prompt.$": "$.prompt",
         "interrupt_responses.$": "$.interrupt_responses",
         "slice.$": "$.slice",
+        "agent_function.$": "$.agent_function",
     }
     assert run["ResultSelector"] == {"Payload.$": "$.Payload"}
     assert run["ResultPath"] == "$.last"
@@ -178,7 +181,7 @@ def test_slice_budget(states: dict[str, Any], custom_template_dict: dict[str, An
     check = states["CheckSliceBudget"]
     assert check["Choices"] == [
         {"Variable": "$.slice", "NumericGreaterThanEquals": 200, "Next": "SliceBudgetExhausted"},
-        {"Variable": "$.execution_slices", "NumericGreaterThanEquals": 261,
+        {"Variable": "$.execution_slices", "NumericGreaterThanEquals": 255,
          "Next": "PrepareHandOff"},
     ]  # fmt: skip
     assert check["Default"] == "RunSlice"
@@ -200,6 +203,7 @@ def test_state_data_flow(states: dict[str, Any]) -> None:
         "job_id.$": "$$.Execution.Name",
         "session_id.$": "$.session_id",
         "agent_id.$": "$.agent_id",
+        "agent_function.$": "$.agent_function",
         "prompt.$": "$.prompt",
         "interrupt_responses.$": null,
         "slice": 0,
@@ -208,7 +212,7 @@ def test_state_data_flow(states: dict[str, Any]) -> None:
         "execution_index": 0,
     }
     ids = {"job_id.$": "$.job_id", "session_id.$": "$.session_id", "agent_id.$": "$.agent_id",
-           "slice.$": "States.MathAdd($.slice, 1)", "prompt.$": null,
+           "agent_function.$": "$.agent_function", "slice.$": "States.MathAdd($.slice, 1)", "prompt.$": null,
            "model_calls.$": "States.MathAdd($.model_calls, $.last.Payload.model_calls)",
            "execution_slices.$": "States.MathAdd($.execution_slices, 1)",
            "execution_index.$": "$.execution_index"}  # fmt: skip
@@ -217,7 +221,17 @@ def test_state_data_flow(states: dict[str, Any]) -> None:
         **ids,
         "interrupt_responses.$": "$.answer.interrupt_responses",
     }
-    assert states["NextSlice"]["Next"] == states["ResumeSlice"]["Next"] == "CheckSliceBudget"
+    assert states["ResumeUpgraded"]["Parameters"] == {
+        **ids,
+        "agent_function.$": "$.answer.agent_function",
+        "interrupt_responses.$": "$.answer.interrupt_responses",
+    }
+    assert (
+        states["NextSlice"]["Next"]
+        == states["ResumeSlice"]["Next"]
+        == states["ResumeUpgraded"]["Next"]
+        == "CheckSliceBudget"
+    )
 
 
 def test_wait_for_responses_parks_the_token(states: dict[str, Any]) -> None:
@@ -229,11 +243,12 @@ def test_wait_for_responses_parks_the_token(states: dict[str, Any]) -> None:
         "job_id.$": "$.job_id",
         "session_id.$": "$.session_id",
         "agent_id.$": "$.agent_id",
+        "agent_function.$": "$.agent_function",
         "interrupts.$": "$.last.Payload.interrupts",
     }
     assert wait["ResultPath"] == "$.answer"
     assert wait["TimeoutSeconds"] == 7 * 24 * 3600
-    assert wait["Next"] == "ResumeSlice"
+    assert wait["Next"] == "UpgradeOnResume"
     throttled, retry = wait["Retry"]
     assert throttled["ErrorEquals"] == ["Lambda.TooManyRequestsException"]
     assert retry["ErrorEquals"] == list(PARK_RETRYABLE_ERRORS)
@@ -253,6 +268,7 @@ def test_payloads_carry_pointers_not_transcripts(asl: dict[str, Any]) -> None:
         "job_id",
         "session_id",
         "agent_id",
+        "agent_function",
         "prompt",
         "interrupt_responses",
         "slice",

@@ -113,6 +113,8 @@ def test_api_checks_owners_and_touches_only_owner_prefixes(isolated: dict[str, A
         "/jobs/*",
         "/jobs/*/cancelled.json",
         "/jobs/*/answers/*",
+        "/owners/*/jobs/*/version.json",
+        "/jobs/*/version.json",
     }
     writes = [
         s for s in _statements(isolated, "ApiFunctionRole")
@@ -123,6 +125,8 @@ def test_api_checks_owners_and_touches_only_owner_prefixes(isolated: dict[str, A
         "/owners/*/jobs/*/answers/*",
         "/jobs/*/cancelled.json",
         "/jobs/*/answers/*",
+        "/owners/*/jobs/*/version.json",
+        "/jobs/*/version.json",
     }
     methods = _resources(isolated, "AWS::ApiGateway::Method", "")
     assert methods and {m["AuthorizationType"] for m in methods} == {"AWS_IAM"}
