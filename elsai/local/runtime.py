@@ -264,13 +264,13 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             )
         self._functions: list[str] = []
         self.agent_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{AGENT_FUNCTION}"
+        self.definition = self._definition("1")
         _, machine_props = resource(template, "AWS::StepFunctions::StateMachine", "Jobs")
         machine = sfn.create_state_machine(
-            name=machine_props.get("StateMachineName", "elsai-jobs"), definition=json.dumps(self._definition("1")),
+            name=machine_props.get("StateMachineName", "elsai-jobs"), definition=json.dumps(self.definition),
             roleArn=role, type=machine_props.get("StateMachineType", "STANDARD"),
         )  # fmt: skip
         self.state_machine_arn = machine["stateMachineArn"]
-        self.definition = definition
         # The tenant role (isolation on): moto's STS hands out credentials for the local role,
         # narrowed by the same per-job session policy a deployed slice assumes it with.
         refs = {"SessionsBucket": self.bucket, "JobsStateMachine": self.state_machine_arn,
