@@ -19,19 +19,14 @@ from elsai.checkpoint.model import Checkpoint, utc_now
 from elsai.conversation.base import sanitize_window_start
 from elsai.errors import AgentOutOfSyncError
 from elsai.session.layout import keys
-from elsai.session.layout.records import (
-    AgentRecord,
-    MessageRecord,
-    SessionCorruptError,
-    dump,
-    load,
-)
+from elsai.session.layout.records import AgentRecord, MessageRecord, SessionCorruptError, dump, load
 from elsai.session.read.window import load_window
 from elsai.session.storage.base import StorageBackend, StoredObject
 from elsai.session.write.bound import BoundAgent
 from elsai.session.write.input_ledger import InputLedger
 from elsai.session.write.lease import OwnershipLease
 from elsai.session.write.pending import PendingWrite
+from elsai.session.write.resumes import record_resume
 from elsai.session.write.segment_writer import SegmentWriter
 from elsai.session.write.session_record import create_session_record
 from elsai.session.write.settings import BindingSettings
@@ -194,6 +189,10 @@ class SessionBinding:
         if self.agent.interrupts.active:
             return ResumePlan(input_already_recorded=recorded)  # an interrupt is not a crash
         plan = self._gate()
+        if plan.position is not None:  # a resume: recorded once, off the per-cycle path
+            record_resume(
+                self.storage, self.session_id, self.agent_id, plan, self.next_index, invocation_id
+            )
         return ResumePlan(
             position=plan.position, cycle_index=plan.cycle_index, input_already_recorded=recorded
         )
