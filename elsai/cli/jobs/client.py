@@ -9,4 +9,11 @@ from elsai.client.jobs import (
     stack_api_url,
 )
 
-__all__ = ["LOCAL_URL_ENV", "ApiError", "JobsClient", "local_state_file", "local_url", "stack_api_url"]
+__all__ = [
+    "LOCAL_URL_ENV",
+    "ApiError",
+    "JobsClient",
+    "local_state_file",
+    "local_url",
+    "stack_api_url",
+]

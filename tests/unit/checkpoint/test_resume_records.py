@@ -49,7 +49,9 @@ def test_a_run_without_a_crash_writes_no_resume_record(build: Any, store: Path) 
     assert not (agent_dir(store) / "resumes").exists()
 
 
-def test_a_corrupt_resume_record_is_reported_not_raised(build: Any, store: Path, ledger: Any) -> None:
+def test_a_corrupt_resume_record_is_reported_not_raised(
+    build: Any, store: Path, ledger: Any
+) -> None:
     ledger.crash_on = {1}
     with pytest.raises(Crash):
         build([tool_call("t1", city="Paris")], position="after_model")("weather?")
