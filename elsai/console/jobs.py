@@ -99,8 +99,9 @@ def _summary(job: dict[str, Any]) -> str:
     result = job.get("result")
     if isinstance(result, dict) and result.get("text"):
         rows.append(f"<dt>result</dt><dd>{folded(str(result['text']))}</dd>")
-    if job.get("error"):
-        rows.append(f"<dt>error</dt><dd>{folded_json(job['error'])}</dd>")
+    error = job.get("error")
+    if error and (not isinstance(error, dict) or any(v is not None for v in error.values())):
+        rows.append(f"<dt>error</dt><dd>{folded_json(error)}</dd>")
     return f'<dl class="summary">{"".join(rows)}</dl>'
 
 

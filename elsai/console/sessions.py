@@ -15,7 +15,9 @@ from elsai.ids import validate_id
 from elsai.session.inspect.check import SessionSnapshot, check_snapshot, load_session
 from elsai.session.inspect.resumes import load_resumes
 
-STATUSES = ["running", "interrupted", "completed", "problems", "idle"]
+STATUSES = ["running", "interrupted", "completed", "failed", "problems", "idle"]
+_RUN_STATUS = {"executing": "running", "completed": "completed", "failed": "failed",
+               "interrupted": "interrupted", "paused": "running", "pending": "idle"}  # fmt: skip
 #: Sessions summarised per list page (newest first); the rest are counted, not read.
 MAX_LISTED = 200
 
@@ -36,6 +38,9 @@ def session_status(snap: SessionSnapshot) -> str:
     if any(p.severity == "error" for p in snap.problems):
         return "problems"
     agents = list(snap.agents.values())
+    cursor = snap.multi_agent
+    if isinstance(cursor, dict) and cursor.get("status") in _RUN_STATUS:
+        return _RUN_STATUS[str(cursor["status"])]  # a Graph or Swarm: its run's status
     if any(a.pending_interrupts for a in agents):
         return "interrupted"
     if any(a.bookmark is not None and a.bookmark.is_active for a in agents):

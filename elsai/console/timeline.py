@@ -7,13 +7,14 @@ marked on it. The list under the drawing says the same in words, in order.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from elsai.console.html import badge, esc, folded, folded_json
 
-WIDTH, ROW, LABEL = 900, 26, 150
+WIDTH, ROW, LABEL, OUTCOME = 900, 26, 150, 110
 
 
 @dataclass
@@ -84,7 +85,7 @@ def timeline_svg(events: list[dict[str, Any]], now: float) -> str:
         return '<p class="small">no slices yet</p>'
     t0 = min(b.start for b in shown)
     t1 = max([now if b.end is None else b.end for b in shown] + [t0 + 1])
-    scale = (WIDTH - LABEL - 10) / (t1 - t0)
+    scale = (WIDTH - LABEL - OUTCOME) / (t1 - t0)
     rows = []
     for i, bar in enumerate(shown):
         y = i * ROW + 20
@@ -106,7 +107,7 @@ def timeline_svg(events: list[dict[str, Any]], now: float) -> str:
     height = len(shown) * ROW + 30
     axis = (
         f'<text class="axis" x="{LABEL}" y="12">0 s</text>'
-        f'<text class="axis" x="{WIDTH - 60}" y="12">{t1 - t0:.0f} s</text>'
+        f'<text class="axis" x="{WIDTH - OUTCOME - 30}" y="12">{t1 - t0:.0f} s</text>'
     )
     return (
         f'<svg class="timeline" role="img" aria-label="slices and attempts on a time axis" '
@@ -158,6 +159,16 @@ def _message(event: dict[str, Any]) -> str:
     for result in event.get("tool_results") or []:
         parts.append(f'<div class="tool-result">tool result {folded_json(result)}</div>')
     return "".join(parts)
+
+
+def _input(value: Any) -> str:
+    """A tool input as the events API gives it: JSON text (maybe cut short), shown pretty if whole."""
+    if isinstance(value, str):
+        try:
+            return folded_json(json.loads(value))
+        except ValueError:
+            return folded(value)
+    return folded_json(value)
 
 
 def event_list(events: list[dict[str, Any]]) -> str:
