@@ -72,7 +72,7 @@ def job_live(
     pending = [i for i in job.get("interrupts") or [] if isinstance(i, dict)]
     ended = status in ENDED
     parts = [
-        ("summary", _summary(job)),
+        ("summary", _summary(job, linked=store is not None)),
         ("acts", _acts(job_id, status, pending, token, ended)),
         ("graph", _graph(store, job)),
         ("timeline", "<h2>timeline</h2>" + timeline_svg(events, time.time())),
@@ -86,7 +86,7 @@ def job_live(
     return ended, html
 
 
-def _summary(job: dict[str, Any]) -> str:
+def _summary(job: dict[str, Any], *, linked: bool) -> str:
     rows = [
         f"<dt>status</dt><dd>{badge(job.get('status'))}</dd>",
         f"<dt>started</dt><dd>{esc(job.get('started_at'))}</dd>",

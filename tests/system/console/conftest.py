@@ -111,6 +111,14 @@ def page(browser: Any, console: Console, request: pytest.FixtureRequest) -> Iter
     console.stack.rt.faults = None
 
 
+def shoot(tab: Any, name: str) -> Path:
+    """Save a screenshot of the whole page as build/console-screenshots/<name>.png."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    tab.screenshot(path=str(path), full_page=True)
+    return path
+
+
 def unlabelled_controls(tab: Any) -> list[str]:
     """Controls with no accessible name (label, aria-label, aria-labelledby or button text)."""
     return list(

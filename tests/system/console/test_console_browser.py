@@ -12,7 +12,7 @@ from pathlib import Path
 
 from elsai.local import Fault, InvocationInfo
 from elsai.serverless.contract import RUN_SLICE
-from tests.system.console.conftest import Console, Page, unlabelled_controls
+from tests.system.console.conftest import Console, Page, shoot, unlabelled_controls
 from tests.system.console.hostile import HOSTILE
 
 PROMPT = "Process orders 1, 2 and 3"
@@ -62,6 +62,7 @@ def test_a_killed_attempt_its_retry_and_the_resume_appear_without_reload(
     assert "killed" in str(bars.nth(0).text_content())
     assert "completed" in str(bars.nth(1).text_content())
     assert page.dialogs == [] and page.errors == []
+    shoot(tab, "job-killed-retried-resumed")
 
     # the session's own files say where the resume happened, after the run completed
     tab.goto(f"{console.url}/sessions/console-crash")
@@ -114,6 +115,7 @@ def test_a_graph_job_shows_its_nodes_states_and_a_node_opens_its_transcript(
     assert states == dict.fromkeys(["researcher", "writer_a", "writer_b", "editor"], "done")
     listed = tab.locator("section.graph ul.nodes").inner_text()
     assert "editor done" in listed
+    shoot(tab, "graph-job")
     tab.locator("section.graph svg a.node[data-node=writer_a]").click()
     tab.wait_for_url("**/sessions/**agent=writer_a")
     assert tab.locator("section.agent h2").inner_text().startswith("agent writer_a")
@@ -164,6 +166,7 @@ def test_lists_are_newest_first_filter_and_work_by_keyboard(console: Console, pa
     _wait_status(console, second["job_id"], "SUCCEEDED")
     tab = page.page
     tab.goto(console.url + "/sessions")
+    shoot(tab, "sessions-list")
     rows = tab.locator("tbody tr td:first-child").all_inner_texts()
     assert rows.index("console-list-b") < rows.index("console-list-a")
     tab.keyboard.press("Tab")
