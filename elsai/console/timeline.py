@@ -7,14 +7,14 @@ marked on it. The list under the drawing says the same in words, in order.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from elsai.console.html import badge, esc, folded, folded_json
+from elsai.console.html import badge, esc, folded_json
 
 WIDTH, ROW, LABEL, OUTCOME = 900, 26, 150, 110
+SNIPPET = 120
 
 
 @dataclass
@@ -63,7 +63,8 @@ def bars(events: list[dict[str, Any]]) -> list[Bar]:
         elif kind == "attempt_failed" and current is not None:
             current.end, current.outcome = at, failure_kind(event)
         elif kind == "resumed" and current is not None:
-            current.marks.append((at, f"resumed from {event.get('position')}"))
+            # reported when the slice returns; the resume itself happened as the attempt began
+            current.marks.append((current.start, f"resumed from {event.get('position')}"))
         elif kind == "slice_ended" and current is not None:
             current.end, current.outcome = at, str(event.get("status") or "ended")
         elif kind == "waiting_for_input":
@@ -148,27 +149,25 @@ def event_text(event: dict[str, Any]) -> str:
 
 
 def _message(event: dict[str, Any]) -> str:
-    parts = [f"message #{esc(event.get('index'))} <b>{esc(event.get('role'))}</b>"]
-    if event.get("text"):
-        parts.append(folded(str(event["text"])))
+    """A message on one line (text start, tool calls, result statuses); the whole on request."""
+    bits = []
+    text = str(event.get("text") or "")
+    if text:
+        bits.append(esc(text[:SNIPPET]) + ("…" if len(text) > SNIPPET else ""))
     for call in event.get("tool_calls") or []:
         if isinstance(call, dict):
-            parts.append(
-                f'<div class="tool-use">tool call <b>{esc(call.get("name"))}</b>{folded_json(call.get("input"))}</div>'
-            )
+            shown = str(call.get("input") or "")
+            cut = shown[:SNIPPET] + ("…" if len(shown) > SNIPPET else "")
+            bits.append(f"→ <b>{esc(call.get('name'))}</b> <code>{esc(cut)}</code>")
     for result in event.get("tool_results") or []:
-        parts.append(f'<div class="tool-result">tool result {folded_json(result)}</div>')
-    return "".join(parts)
-
-
-def _input(value: Any) -> str:
-    """A tool input as the events API gives it: JSON text (maybe cut short), shown pretty if whole."""
-    if isinstance(value, str):
-        try:
-            return folded_json(json.loads(value))
-        except ValueError:
-            return folded(value)
-    return folded_json(value)
+        if isinstance(result, dict):
+            said = str(result.get("text") or "")[:SNIPPET]
+            bits.append(f"← {badge(result.get('status') or 'success')} {esc(said)}")
+    head = f"message #{esc(event.get('index'))} <b>{esc(event.get('role'))}</b>: "
+    return (
+        f'<details class="msg-event"><summary>{head}{" ".join(bits)}</summary>'
+        f"{folded_json({k: v for k, v in event.items() if k not in ('type', 'at')})}</details>"
+    )
 
 
 def event_list(events: list[dict[str, Any]]) -> str:

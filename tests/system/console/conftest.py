@@ -111,11 +111,11 @@ def page(browser: Any, console: Console, request: pytest.FixtureRequest) -> Iter
     console.stack.rt.faults = None
 
 
-def shoot(tab: Any, name: str) -> Path:
-    """Save a screenshot of the whole page as build/console-screenshots/<name>.png."""
+def shoot(tab: Any, name: str, *, full_page: bool = True) -> Path:
+    """Save a screenshot of the page as build/console-screenshots/<name>.png."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
-    tab.screenshot(path=str(path), full_page=True)
+    tab.screenshot(path=str(path), full_page=full_page)
     return path
 
 

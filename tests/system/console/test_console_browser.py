@@ -63,6 +63,7 @@ def test_a_killed_attempt_its_retry_and_the_resume_appear_without_reload(
     assert "completed" in str(bars.nth(1).text_content())
     assert page.dialogs == [] and page.errors == []
     shoot(tab, "job-killed-retried-resumed")
+    shoot(tab, "readme-job-page", full_page=False)  # the README's picture (docs/img/console.png)
 
     # the session's own files say where the resume happened, after the run completed
     tab.goto(f"{console.url}/sessions/console-crash")
