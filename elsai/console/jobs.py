@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from elsai.client.jobs import JobsClient
+from elsai.client.jobs import ApiError, JobsClient
 from elsai.console.graph import graph_section
 from elsai.console.html import badge, error_box, esc, filters, folded, folded_json, href, table
 from elsai.console.sources import SessionStore
@@ -22,6 +23,8 @@ STATUSES = ["RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"]
 ENDED = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "CANCELLED"}
 MAX_EVENTS = 2_000
 LIST_LIMIT = 100
+#: Jobs of a list page described one by one (agent and session ids, waiting or not).
+DETAILED = 25
 
 
 class ActError(ValueError):
@@ -29,23 +32,38 @@ class ActError(ValueError):
 
 
 def jobs_list(client: JobsClient, status: str | None, text: str | None) -> str:
-    """Jobs newest first (the API's order), filtered by status and text in the id."""
+    """Jobs newest first (the API's order), filtered by status and text in the id.
+
+    The list holds ids, statuses and times only; the newest `DETAILED` jobs are described too
+    (agent, session, WAITING_FOR_INPUT), a few requests at once.
+    """
     page = client.list(LIST_LIMIT, None, status or None)
+    listed = [j for j in page.get("jobs") or [] if isinstance(j, dict)]
+    if text:
+        listed = [j for j in listed if text.lower() in str(j.get("job_id", "")).lower()]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        details = list(pool.map(lambda j: _describe(client, j), listed[:DETAILED]))
     rows = []
-    for job in page.get("jobs") or []:
+    for job in [*details, *listed[DETAILED:]]:
         jid = str(job.get("job_id", ""))
-        if text and text.lower() not in jid.lower():
-            continue
+        last = job.get("stopped_at") or ("now" if job.get("status") not in ENDED else "")
         rows.append([
             f'<a href="{href("jobs", jid)}">{esc(jid)}</a>', badge(job.get("status")),
             esc(job.get("agent_id") or ""), esc(job.get("session_id") or ""),
-            esc(job.get("started_at")), esc(job.get("stopped_at") or ""),
+            esc(job.get("started_at")), esc(last),
         ])  # fmt: skip
     body = filters("/jobs", STATUSES, status, text)
     if not rows:
         return body + "<p>no jobs match</p>"
     headers = ["job", "status", "agent", "session", "started", "last activity"]
     return body + table(headers, rows, caption="jobs, newest first")
+
+
+def _describe(client: JobsClient, listed: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return {**listed, **client.status(str(listed.get("job_id", "")))}
+    except ApiError:
+        return listed  # gone or refused since the listing: the list's own fields
 
 
 def all_events(client: JobsClient, job_id: str) -> list[dict[str, Any]]:
@@ -90,7 +108,11 @@ def _summary(job: dict[str, Any], *, linked: bool) -> str:
     rows = [
         f"<dt>status</dt><dd>{badge(job.get('status'))}</dd>",
         f"<dt>started</dt><dd>{esc(job.get('started_at'))}</dd>",
+        f"<dt>agent</dt><dd>{esc(job.get('agent_id'))}</dd>",
     ]
+    runs = job.get("executions")
+    if isinstance(runs, int) and runs > 1:
+        rows.append(f"<dt>executions</dt><dd>{runs} (continued {runs - 1} time(s))</dd>")
     sid = job.get("session_id")
     if sid:
         rows.append(

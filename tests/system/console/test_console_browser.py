@@ -179,4 +179,6 @@ def test_lists_are_newest_first_filter_and_work_by_keyboard(console: Console, pa
     tab.goto(console.url + "/jobs?status=SUCCEEDED")
     jobs = tab.locator("tbody tr td:first-child").all_inner_texts()
     assert jobs.index(second["job_id"]) < jobs.index(first["job_id"])
+    row = tab.locator("tbody tr", has_text=second["job_id"]).inner_text().split("\t")
+    assert row[1:4] == ["SUCCEEDED", "agent", "console-list-b"], row
     assert unlabelled_controls(tab) == []
