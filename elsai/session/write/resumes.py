@@ -1,8 +1,9 @@
 """Record each resume from a bookmark in the agent's own files (resumes/, elsai.session.layout).
 
-Written only when an invocation resumes (never per cycle), create-only, one file per resume, so
-it cannot race the boundary writes. A failed write is logged, never raised: the resume itself
-matters more than its record.
+Written only when an invocation resumes (never per cycle), create-only, one file per resume,
+and only once the resumed invocation's first message write has landed: a stale writer (a
+zombie refused at that write) leaves no record behind. A failed record write is logged, never
+raised: the resume itself matters more than its record.
 """
 
 from __future__ import annotations
@@ -19,34 +20,46 @@ from elsai.types import ResumePlan
 logger = logging.getLogger("elsai.session")
 
 
-def record_resume(
-    storage: StorageBackend,
-    session_id: str,
-    agent_id: str,
-    plan: ResumePlan,
-    message_count: int,
-    invocation_id: str | None,
-) -> str | None:
-    """Store one resume record for `plan`; its key, or None if the write failed (logged)."""
-    now = datetime.now(UTC)
-    record = ResumeRecord(
-        position=str(plan.position),
-        cycle_index=plan.cycle_index,
-        message_count=message_count,
-        resumed_at=now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        invocation_id=invocation_id,
-    )
-    stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
-    key = keys.resume_key(session_id, agent_id, stamp, secrets.token_hex(4))
-    try:
-        storage.create(key, dump(record))
-    except Exception as exc:  # the resume goes on; only its record is lost
-        logger.warning(
-            "could not record the resume of agent %r in session %r: %s: %s",
-            agent_id,
-            session_id,
-            type(exc).__name__,
-            exc,
+class ResumeRecorder:
+    """Holds the current invocation's resume until its first message write lands."""
+
+    def __init__(self, storage: StorageBackend, session_id: str, agent_id: str) -> None:
+        self.storage, self.session_id, self.agent_id = storage, session_id, agent_id
+        self._due: tuple[ResumeRecord, datetime] | None = None
+
+    def due(self, plan: ResumePlan, message_count: int, invocation_id: str | None) -> None:
+        """The invocation begins: remember its resume (None clears one never written)."""
+        if plan.position is None:
+            self._due = None
+            return
+        now = datetime.now(UTC)
+        record = ResumeRecord(
+            position=plan.position,
+            cycle_index=plan.cycle_index,
+            message_count=message_count,
+            resumed_at=now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            invocation_id=invocation_id,
         )
-        return None
-    return key
+        self._due = (record, now)
+
+    def after_write(self, version: str) -> str:
+        """A message write landed: store the due record (once); hands `version` back."""
+        if self._due is not None:
+            record, at = self._due
+            self._due = None
+            self._store(record, at)
+        return version
+
+    def _store(self, record: ResumeRecord, at: datetime) -> None:
+        stamp = at.strftime("%Y%m%dT%H%M%S%fZ")
+        key = keys.resume_key(self.session_id, self.agent_id, stamp, secrets.token_hex(4))
+        try:
+            self.storage.create(key, dump(record))
+        except Exception as exc:  # the resume goes on; only its record is lost
+            logger.warning(
+                "could not record the resume of agent %r in session %r: %s: %s",
+                self.agent_id,
+                self.session_id,
+                type(exc).__name__,
+                exc,
+            )
