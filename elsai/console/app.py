@@ -49,7 +49,7 @@ class ConsoleApp:
 
     def html(self, title: str, body: str, status: int = 200) -> Response:
         """A whole page."""
-        text = page(title, body, nav=self.nav(), token=self.token)
+        text = page(title, body, nav=self.nav())
         return Response(status, text.encode(), {"Content-Type": HTML})
 
     def get(self, parts: list[str], query: dict[str, str]) -> Response:
