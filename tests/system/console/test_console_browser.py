@@ -163,6 +163,7 @@ def test_lists_are_newest_first_filter_and_work_by_keyboard(console: Console, pa
     rt = console.stack.rt
     first = rt.start_job("Process order 5", session_id="console-list-a")
     _wait_status(console, first["job_id"], "SUCCEEDED")
+    time.sleep(1.1)  # S3 LastModified has seconds precision: the second session is newer
     second = rt.start_job("Process order 6", session_id="console-list-b")
     _wait_status(console, second["job_id"], "SUCCEEDED")
     tab = page.page
