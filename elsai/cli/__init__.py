@@ -19,11 +19,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"elsai {__version__}")
     groups = parser.add_subparsers(dest="group", metavar="COMMAND")
     groups.required = True
-    from elsai.cli import jobs, local, sessions
+    from elsai.cli import console, jobs, local, sessions
 
     sessions.register(groups)
     local.register(groups)
     jobs.register(groups)
+    console.register(groups)
     parser.epilog = "\n".join(["every command:", *command_lines(groups)])
     return parser
 
@@ -34,6 +35,9 @@ def command_lines(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -
     for group in groups._choices_actions:
         sub = groups.choices[group.dest]
         commands = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        if not commands:  # a command without subcommands (`elsai console`)
+            name = f"elsai {group.dest}"
+            lines.append(f"  {name:<24} {' '.join(str(group.help or '').split())}")
         for action in commands:
             for command in action._choices_actions:
                 name = f"elsai {group.dest} {command.dest}"

@@ -23,8 +23,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from elsai.client.jobs import CALLER_HEADER
 from elsai.local.api import JobsApiMixin
-from elsai.local.shapes import CALLER_HEADER, caller_arn
+from elsai.local.shapes import caller_arn
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload cap
 OPENAPI_PATH = "/openapi.json"

@@ -20,9 +20,6 @@ ERROR_MARK = "@@elsai-local-error "
 EVENT_MARK = "@@elsai-local-event "
 #: The local caller when none is named: every local request is someone's, as behind IAM auth.
 DEFAULT_CALLER = "local"
-#: The header a local request names its caller with (`elsai jobs --local --caller NAME`).
-#: Only the local server reads it; behind API Gateway the identity is the SigV4 signer.
-CALLER_HEADER = "X-Elsai-Local-Caller"
 _CALLER_RE = re.compile(r"^[A-Za-z0-9+=,.@_-]{1,64}$")  # an IAM user name
 
 

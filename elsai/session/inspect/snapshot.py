@@ -31,7 +31,8 @@ from elsai.types import Message
 Severity = Literal["error", "warning"]
 _AGENT_FILE = re.compile(
     r"agents/agent_([^/]+)/(agent\.json|checkpoint\.json|lease\.json|messages/message_(0|[1-9]\d*)\.json"
-    rf"|{keys.SEGMENT_FILE_PATTERN})"  # segments: derived copies, not messages
+    rf"|{keys.SEGMENT_FILE_PATTERN}"  # segments: derived copies, not messages
+    rf"|{keys.RESUME_FILE_PATTERN})"  # resume records: history, never read to resume
 )
 
 

@@ -12,6 +12,8 @@ session_<session_id>/
         message_<N>.json
       segments/                      # derived read accelerator (elsai.session.read.segments)
         segment_<a>_<b>.json         # immutable copy of messages [a, b); never trusted over them
+      resumes/                       # one create-only record per resume from a bookmark
+        resume_<utc stamp>_<hex>.json
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ _MESSAGE_RE = re.compile(r"message_(\d+)\.json$")
 _SEGMENT_RE = re.compile(r"segments/segment_(\d+)_(\d+)\.json$")
 #: A segment file relative to its agent folder (for layout checks that list a session).
 SEGMENT_FILE_PATTERN = r"segments/segment_(?:0|[1-9]\d*)_[1-9]\d*\.json"
+#: A resume record relative to its agent folder: sortable UTC stamp, then a random tag.
+RESUME_FILE_PATTERN = r"resumes/resume_\d{8}T\d{12}Z_[0-9a-f]{8}\.json"
 
 
 def session_dir(session_id: str) -> str:
@@ -82,6 +86,16 @@ def segments_prefix(session_id: str, agent_id: str) -> str:
 def segment_key(session_id: str, agent_id: str, start: int, end: int) -> str:
     """The segment holding copies of messages [start, end)."""
     return f"{segments_prefix(session_id, agent_id)}segment_{start}_{end}.json"
+
+
+def resumes_prefix(session_id: str, agent_id: str) -> str:
+    """The folder of one agent's resume records (checkpoint.json keeps only the spec's fields)."""
+    return agent_dir(session_id, agent_id) + "resumes/"
+
+
+def resume_key(session_id: str, agent_id: str, stamp: str, tag: str) -> str:
+    """One resume record: `stamp` is ``YYYYmmddTHHMMSSffffffZ`` (names sort by time)."""
+    return f"{resumes_prefix(session_id, agent_id)}resume_{stamp}_{tag}.json"
 
 
 def segment_range(key: str) -> tuple[int, int] | None:

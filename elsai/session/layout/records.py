@@ -75,6 +75,23 @@ class MessageRecord(BaseModel):
         return self.message  # type: ignore[return-value]
 
 
+class ResumeRecord(BaseModel):
+    """resumes/resume_<stamp>_<tag>.json: an invocation resumed from the bookmark.
+
+    The bookmark is overwritten as the run goes on, so without this nothing would say, once
+    the run completes, that (and where) it recovered from a crash.
+    """
+
+    model_config = ConfigDict(extra="allow")
+    schema_version: str = SESSION_SCHEMA_VERSION
+    position: str
+    cycle_index: int = Field(ge=0)
+    #: Stored messages when the resume began: it continues after message `message_count - 1`.
+    message_count: int = Field(ge=0)
+    resumed_at: str
+    invocation_id: str | None = None
+
+
 #: The stored form of bytes, and the escape of a data dict that would read as a marker.
 BYTES_KEY, ESCAPE_KEY = "__bytes__", "__elsai_dict__"
 _MARKERS = frozenset({BYTES_KEY, ESCAPE_KEY})

@@ -19,19 +19,14 @@ from elsai.checkpoint.model import Checkpoint, utc_now
 from elsai.conversation.base import sanitize_window_start
 from elsai.errors import AgentOutOfSyncError
 from elsai.session.layout import keys
-from elsai.session.layout.records import (
-    AgentRecord,
-    MessageRecord,
-    SessionCorruptError,
-    dump,
-    load,
-)
+from elsai.session.layout.records import AgentRecord, MessageRecord, SessionCorruptError, dump, load
 from elsai.session.read.window import load_window
 from elsai.session.storage.base import StorageBackend, StoredObject
 from elsai.session.write.bound import BoundAgent
 from elsai.session.write.input_ledger import InputLedger
 from elsai.session.write.lease import OwnershipLease
 from elsai.session.write.pending import PendingWrite
+from elsai.session.write.resumes import ResumeRecorder
 from elsai.session.write.segment_writer import SegmentWriter
 from elsai.session.write.session_record import create_session_record
 from elsai.session.write.settings import BindingSettings
@@ -78,6 +73,7 @@ class SessionBinding:
         self.pending = PendingWrite()
         #: Derived message segments (elsai.session.read.segments), written in the background.
         self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
+        self.resumes = ResumeRecorder(self.storage, self.session_id, self.agent_id)
         #: Why a message write failed (memory is then ahead of the store); None while in sync.
         self.out_of_sync: str | None = None
         self._load()
@@ -194,6 +190,8 @@ class SessionBinding:
         if self.agent.interrupts.active:
             return ResumePlan(input_already_recorded=recorded)  # an interrupt is not a crash
         plan = self._gate()
+        # a resume is recorded once its first write lands (a refused zombie leaves no record)
+        self.resumes.due(plan, self.next_index, invocation_id)
         return ResumePlan(
             position=plan.position, cycle_index=plan.cycle_index, input_already_recorded=recorded
         )
@@ -336,7 +334,7 @@ class SessionBinding:
     def _message_write(self, perform: Callable[[], str]) -> str:
         """A message write; if it fails, memory is ahead of the store and the object stops."""
         try:
-            return perform()
+            return self.resumes.after_write(perform())
         except Exception as exc:
             self.out_of_sync = f"{type(exc).__name__}: {exc}"
             raise

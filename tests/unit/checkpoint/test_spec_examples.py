@@ -126,11 +126,14 @@ def test_s3_layout_and_crash_resume_under_prefix(bucket: str) -> None:
     s3 = boto3.client("s3")
     keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"])
     base = "tenants/acme/session_job-7/"
+    # the resume is recorded beside the bookmark, one create-only file per resume
+    (resume,) = [k for k in keys if k.startswith(base + "agents/agent_worker/resumes/resume_")]
     assert keys == [
         base + "agents/agent_worker/agent.json",
         base + "agents/agent_worker/checkpoint.json",
         base + "agents/agent_worker/lease.json",  # the ownership lease
         *[base + f"agents/agent_worker/messages/message_{i}.json" for i in range(4)],
+        resume,
         base + "session.json",
     ]
     bookmark = json.loads(
