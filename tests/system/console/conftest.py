@@ -58,7 +58,8 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
                            child_env={"AGENT_LEDGER": str(ledger)})  # fmt: skip
     with runtime:
         api = LocalHttpApi(runtime).start()
-        store = open_store(None, f"s3://{runtime.bucket}")  # AWS_ENDPOINT_URL: the moto server
+        # the caller's own sessions (isolation is on by default: owners/<tag>/); AWS_ENDPOINT_URL: moto
+        store = open_store(None, f"s3://{runtime.bucket}/{runtime.storage_prefix}")
         server = ConsoleServer(Sources(store=store, jobs=JobsClient(api.url, sign=False)))
         server.start()
         try:
