@@ -42,6 +42,7 @@ from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
+from elsai.serverless.node_scope import ScopedSessionManager, loaded_nodes
 from elsai.serverless.slice_core import (
     SliceInput,
     StopStatus,
@@ -87,8 +88,13 @@ def build_steps(
     deadline: DeadlinePolicy | None = None,
     hooks: list[Any] | None = None,
 ) -> OrchestratorSteps:
-    """Rebuild the job's orchestrator from the factory and check it uses the job's session."""
-    config = step_config(request, session_manager, deadline or DeadlinePolicy(), hooks or [])
+    """Rebuild the job's orchestrator from the factory and check it uses the job's session.
+
+    Only the node agents the step uses are loaded from the session (`loaded_nodes`), so a
+    step's reads do not grow with the number of nodes.
+    """
+    scoped = ScopedSessionManager(session_manager, loaded_nodes(request))
+    config = step_config(request, scoped, deadline or DeadlinePolicy(), hooks or [])
     built: Any = factory(config)
     if not is_orchestrator(built):
         raise AgentFactoryError(
