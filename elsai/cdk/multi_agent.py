@@ -33,9 +33,11 @@ from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
+from elsai.cdk.continuation import continuation
 from elsai.cdk.tasks import (
     JSON_NULL,
     Retries,
+    add,
     catch_all,
     invoke_agent,
     job_ids,
@@ -56,6 +58,20 @@ from elsai.serverless.contract import (
 )
 
 
+def counters(slices: str, overhead: int) -> dict[str, Any]:
+    """The job's counters after a batch: its node slices count toward the job and this execution.
+
+    This execution's count also takes `overhead`: the batch's own states, in slices.
+    """
+    return {
+        "slice": add("$.slice", number(slices)),
+        "model_calls": number("$.model_calls"),
+        # nested intrinsics (CDK's math_add takes numbers only)
+        "execution_slices.$": f"States.MathAdd($.execution_slices, States.MathAdd({slices}, {overhead}))",
+        "execution_index": number("$.execution_index"),
+    }
+
+
 class MultiAgentStates(Construct):
     """The states above; `start` is where RunSlice's "orchestrate" status leads."""
 
@@ -66,9 +82,12 @@ class MultiAgentStates(Construct):
         *,
         agent_function: lambda_.IFunction,
         config: ElsaiConfig,
+        state_machine_name: str,
+        job_failed: sfn.IChainable,
     ) -> None:
         super().__init__(scope, construct_id)
         self._fn, self._config = agent_function, config
+        self._machine_name, self._job_failed = state_machine_name, job_failed
         self._retries = Retries(config)
         self.step_failed = task_failed(
             self,
@@ -82,9 +101,9 @@ class MultiAgentStates(Construct):
             error="MultiAgentFailed",
             cause_path=path("$.plan.Payload.error"),
         )
-        self.start = self._states()
+        self.start, self.resume = self._states()
 
-    def _states(self) -> sfn.IChainable:
+    def _states(self) -> tuple[sfn.IChainable, sfn.IChainable]:
         plan = self._step("Plan", PLAN, {"prompt": path("$.prompt")})
         fold = self._step(
             "Fold",
@@ -99,7 +118,13 @@ class MultiAgentStates(Construct):
         next_batch = sfn.Pass(
             self,
             "NextBatch",
-            parameters={**job_ids(), "prompt.$": JSON_NULL, "interrupt_responses.$": JSON_NULL},
+            comment="Count the batch's node slices (and Plan/Fold) against this execution's budget.",
+            parameters={
+                **job_ids(),
+                "prompt.$": JSON_NULL,
+                "interrupt_responses.$": JSON_NULL,
+                **counters("$.plan.Payload.slices", self._config.slices_per_batch),
+            },
         )
         resume = sfn.Pass(
             self,
@@ -109,6 +134,7 @@ class MultiAgentStates(Construct):
                 **job_ids(),
                 "prompt.$": JSON_NULL,
                 "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
+                **counters("$.plan.Payload.slices", self._config.slices_per_batch + 1),
             },
         )
         # A Pass shapes the output: cfn-lint (wrongly) flags OutputPath on a Succeed state.
@@ -118,22 +144,63 @@ class MultiAgentStates(Construct):
             comment="Output = the run's result.",
             output_path="$.plan.Payload",
         ).next(sfn.Succeed(self, "MultiAgentCompleted"))
+        budget = self._budget(plan)
         plan.next(self._route("PlanRoute", nodes, completed, None))
         nodes.next(fold)
         fold.next(self._route("FoldRoute", next_batch, completed, wait))
-        next_batch.next(plan)
+        next_batch.next(budget)
         wait.next(resume)
-        resume.next(plan)
-        return sfn.Pass(
+        resume.next(budget)
+        start = sfn.Pass(
             self,
             "StartMultiAgent",
-            comment="The factory built a Graph or Swarm: keep the ids, prompt and answers.",
+            comment="The factory built a Graph or Swarm: keep the ids, prompt, answers and counters.",
             parameters={
                 **job_ids(),
                 "prompt": path("$.prompt"),
                 "interrupt_responses.$": JSON_NULL,
+                "slice": add("$.slice", 1),
+                "model_calls": number("$.model_calls"),
+                "execution_slices": add("$.execution_slices", 1),
+                "execution_index": number("$.execution_index"),
             },
         ).next(plan)
+        carried = "$.continued"
+        restore = sfn.Pass(
+            self,
+            "ContinueMultiAgent",
+            comment="A Graph or Swarm job continued from its earlier execution: back to Plan.",
+            parameters={
+                "job_id": path(f"{carried}.job_id"),
+                "session_id": path("$.session_id"),
+                "agent_id": path("$.agent_id"),
+                "prompt.$": JSON_NULL,
+                "interrupt_responses": sfn.JsonPath.list_at(f"{carried}.interrupt_responses"),
+                "slice": number(f"{carried}.slice"),
+                "model_calls": number(f"{carried}.model_calls"),
+                "execution_slices": 0,
+                "execution_index": number(f"{carried}.execution_index"),
+            },
+        ).next(plan)
+        return start, restore
+
+    def _budget(self, plan: sfn.IChainable) -> sfn.Choice:
+        """Between batches: continue in a new execution once this one used its slice budget."""
+        check = sfn.Choice(self, "CheckBatchBudget")
+        check.when(
+            sfn.Condition.number_greater_than_equals(
+                "$.execution_slices", self._config.execution_slices
+            ),
+            continuation(
+                self,
+                state_machine_name=self._machine_name,
+                retries=self._retries,
+                job_failed=self._job_failed,
+                prefix="MultiAgent",
+                multi_agent=True,
+            ),
+        )
+        return check.otherwise(plan)
 
     def _step(self, name: str, action: str, extra: dict[str, Any]) -> tasks.LambdaInvoke:
         task = invoke_agent(
@@ -215,6 +282,7 @@ class MultiAgentStates(Construct):
                 "node": path("$.node"),
                 "status": FAILED,
                 "error": sfn.JsonPath.object_at("$.error"),
+                "slice": number("$.slice"),
             },
         )
         catch_all(node_slice, errored)
@@ -238,7 +306,7 @@ class MultiAgentStates(Construct):
             self,
             "NodeSliceBudgetExhausted",
             comment="The node used maxSlices slices without finishing: report it failed.",
-            parameters={"node": path("$.node"), "status": FAILED,
+            parameters={"node": path("$.node"), "status": FAILED, "slice": number("$.slice"),
                         "error": f"the node used its budget of {budget} slices (maxSlices) without finishing"},
         )  # fmt: skip
         route = sfn.Choice(self, "NodeRoute")

@@ -230,6 +230,9 @@ class PlanResult(BaseModel):
     text: str = ""
     interrupts: list[dict[str, Any]] = Field(default_factory=list)
     node_status: dict[str, str] = Field(default_factory=dict)
+    #: Fold only: the node slices the folded batch ran (they count toward the job's budgets
+    #: and toward this execution's, which continues in a new one when it is used up).
+    slices: int = 0
 
 
 class NodeSliceResult(BaseModel):

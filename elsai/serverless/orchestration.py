@@ -119,7 +119,7 @@ def build_steps(
     return steps
 
 
-def plan_result(kind: str, outcome: StepOutcome) -> PlanResult:
+def plan_result(kind: str, outcome: StepOutcome, slices: int = 0) -> PlanResult:
     """The state machine's view of a step outcome (names and small status only)."""
     now = time.time()
     return PlanResult(
@@ -131,6 +131,7 @@ def plan_result(kind: str, outcome: StepOutcome) -> PlanResult:
         text=outcome.text[:MAX_SLICE_TEXT_CHARS],
         interrupts=checked_interrupts(list(outcome.interrupts)),
         node_status=dict(outcome.node_status),
+        slices=slices,
     )
 
 
@@ -144,7 +145,16 @@ def fold(request: FoldRequest, steps: OrchestratorSteps) -> PlanResult:
     # in the order the nodes finished (as graph(task) records them); errored branches last
     finished = sorted(request.results, key=lambda item: float(item.get("ended_at") or "inf"))
     reports = {str(item["node"]): _report(item) for item in finished}
-    return plan_result(steps.kind, steps.fold(request.batch, reports))
+    return plan_result(steps.kind, steps.fold(request.batch, reports), batch_slices(request))
+
+
+def batch_slices(request: FoldRequest) -> int:
+    """How many node slices the batch ran: each branch reports its last slice's number."""
+    total = 0
+    for item in request.results:
+        number = item.get("slice")
+        total += (number if isinstance(number, int) and 0 <= number < 10**6 else 0) + 1
+    return total
 
 
 def _report(item: dict[str, Any]) -> dict[str, Any]:
