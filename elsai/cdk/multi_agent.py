@@ -58,6 +58,13 @@ from elsai.serverless.contract import (
 )
 
 
+def model_call_budget(config: ElsaiConfig) -> dict[str, Any]:
+    """Fold's maxModelCalls, when the job has one."""
+    if config.max_model_calls is None:
+        return {}
+    return {"max_model_calls": config.max_model_calls}
+
+
 def counters(slices: str, overhead: int) -> dict[str, Any]:
     """The job's counters after a batch: its node slices count toward the job and this execution.
 
@@ -65,7 +72,7 @@ def counters(slices: str, overhead: int) -> dict[str, Any]:
     """
     return {
         "slice": add("$.slice", number(slices)),
-        "model_calls": number("$.model_calls"),
+        "model_calls": add("$.model_calls", number("$.plan.Payload.model_calls")),
         # nested intrinsics (CDK's math_add takes numbers only)
         "execution_slices.$": f"States.MathAdd($.execution_slices, States.MathAdd({slices}, {overhead}))",
         "execution_index": number("$.execution_index"),
@@ -98,7 +105,7 @@ class MultiAgentStates(Construct):
             self,
             "MultiAgentFailed",
             comment="The run failed: a node failed (its name and cause), or a limit ended it.",
-            error="MultiAgentFailed",
+            error_path=path("$.plan.Payload.error_type"),
             cause_path=path("$.plan.Payload.error"),
         )
         self.start, self.resume = self._states()
@@ -111,6 +118,11 @@ class MultiAgentStates(Construct):
             {
                 "batch": number("$.plan.Payload.batch"),
                 "results": sfn.JsonPath.list_at("$.batch"),
+                # every node's slices and model calls count toward the job's budgets
+                "slice": number("$.slice"),
+                "model_calls": number("$.model_calls"),
+                "max_slices": self._config.max_slices,
+                **model_call_budget(self._config),
             },
         )
         nodes = self._map()
@@ -249,6 +261,7 @@ class MultiAgentStates(Construct):
                 "started_at": number(f"{item}.started_at"),
                 "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
                 "slice": 0,
+                "model_calls": 0,
             },
             result_path="$.batch",
         )
@@ -269,6 +282,7 @@ class MultiAgentStates(Construct):
                 **node_ids,
                 "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
                 "slice": number("$.slice"),
+                "model_calls": number("$.model_calls"),
             },
             result_path="$.last",
             timeout_seconds=self._config.task_timeout_seconds,
@@ -283,6 +297,7 @@ class MultiAgentStates(Construct):
                 "status": FAILED,
                 "error": sfn.JsonPath.object_at("$.error"),
                 "slice": number("$.slice"),
+                "node_model_calls": number("$.model_calls"),
             },
         )
         catch_all(node_slice, errored)
@@ -294,6 +309,7 @@ class MultiAgentStates(Construct):
                 **node_ids,
                 "interrupt_responses.$": JSON_NULL,
                 "slice": sfn.JsonPath.math_add(number("$.slice"), 1),
+                "model_calls": number("$.last.Payload.node_model_calls"),
             },
         )
         next_slice.next(node_slice)
@@ -307,6 +323,7 @@ class MultiAgentStates(Construct):
             "NodeSliceBudgetExhausted",
             comment="The node used maxSlices slices without finishing: report it failed.",
             parameters={"node": path("$.node"), "status": FAILED, "slice": number("$.slice"),
+                        "node_model_calls": number("$.last.Payload.node_model_calls"),
                         "error": f"the node used its budget of {budget} slices (maxSlices) without finishing"},
         )  # fmt: skip
         route = sfn.Choice(self, "NodeRoute")

@@ -27,10 +27,13 @@ from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
 from elsai.multiagent.invoke import NodeCall
 from elsai.multiagent.step_types import OrchestratorSteps, StepOutcome
+from elsai.serverless.budgets import branch_model_calls, branch_slices, budget_breach
 from elsai.serverless.contract import (
     COMPLETED,
     CONTINUE,
     FAILED,
+    INTERRUPTED,
+    RUN,
     FoldRequest,
     JobStepRequest,
     NodeSliceRequest,
@@ -141,20 +144,28 @@ def plan(request: JobStepRequest, steps: OrchestratorSteps) -> PlanResult:
 
 
 def fold(request: FoldRequest, steps: OrchestratorSteps) -> PlanResult:
-    """Record the batch's node reports; the next batch, or how the run ended."""
+    """Record the batch's node reports; the next batch, or how the run ended.
+
+    Every node's slices and model calls count toward the job's budgets (`budget_breach`).
+    """
     # in the order the nodes finished (as graph(task) records them); errored branches last
     finished = sorted(request.results, key=lambda item: float(item.get("ended_at") or "inf"))
     reports = {str(item["node"]): _report(item) for item in finished}
-    return plan_result(steps.kind, steps.fold(request.batch, reports), batch_slices(request))
-
-
-def batch_slices(request: FoldRequest) -> int:
-    """How many node slices the batch ran: each branch reports its last slice's number."""
-    total = 0
-    for item in request.results:
-        number = item.get("slice")
-        total += (number if isinstance(number, int) and 0 <= number < 10**6 else 0) + 1
-    return total
+    outcome = steps.fold(request.batch, reports)
+    result = plan_result(steps.kind, outcome, sum(branch_slices(i) for i in finished))
+    result.model_calls = sum(branch_model_calls(i) for i in finished)
+    breach = budget_breach(
+        finished,
+        slices_before=request.slice,
+        model_calls_before=request.model_calls,
+        max_slices=request.max_slices,
+        max_model_calls=request.max_model_calls,
+        more_to_run=result.status in (RUN, INTERRUPTED),
+    )
+    if breach is not None and result.status != FAILED:
+        result.status, result.nodes, result.interrupts = FAILED, [], []
+        result.error, result.error_type = breach.message, breach.error_type
+    return result
 
 
 def _report(item: dict[str, Any]) -> dict[str, Any]:
@@ -190,7 +201,7 @@ def run_node_slice(
     if call is None:  # a Swarm node that handed off before a crash: not run again
         return NodeSliceResult(
             node=request.node, status=COMPLETED, stop_reason="end_turn", slice=request.slice,
-            started_at=started, ended_at=time.time(),
+            started_at=started, ended_at=time.time(), node_model_calls=request.model_calls,
         )  # fmt: skip
     if call.timeout is not None and call.timeout <= 0:
         return _failed(request, call.timeout_message, started)
@@ -241,6 +252,7 @@ def _node_result(
         slice=request.slice,
         started_at=started,
         ended_at=time.time(),
+        node_model_calls=request.model_calls + metrics.model_calls,
         **slice_fields(result),
     )
 
@@ -249,6 +261,7 @@ def _failed(request: NodeSliceRequest, message: str, started: float) -> NodeSlic
     return NodeSliceResult(
         node=request.node, status=FAILED, stop_reason="timeout", error=message,
         slice=request.slice, started_at=started, ended_at=time.time(),
+        node_model_calls=request.model_calls,
     )  # fmt: skip
 
 

@@ -49,7 +49,9 @@ def test_plan_map_fold_loop(states: dict[str, Any]) -> None:
     assert states["ContinueMultiAgent"]["Next"] == "Plan"
     assert states["WaitForNodeResponses"]["Resource"].endswith(".waitForTaskToken")
     failed = states["MultiAgentFailed"]
-    assert failed["Error"] == "MultiAgentFailed" and failed["CausePath"] == "$.plan.Payload.error"
+    # MultiAgentFailed, or the budget a node crossed (SliceBudgetExhausted, ...)
+    assert failed["ErrorPath"] == "$.plan.Payload.error_type"
+    assert failed["CausePath"] == "$.plan.Payload.error"
 
 
 def test_the_map_runs_each_ready_node_in_its_own_slice_loop(states: dict[str, Any]) -> None:

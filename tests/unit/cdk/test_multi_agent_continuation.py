@@ -46,7 +46,9 @@ def graph_script(batches: list[list[str]]) -> Callable[[dict[str, Any]], dict[st
         assert action == "fold"
         if event["batch"] == len(folded):  # a retried fold of the same batch changes nothing
             folded.append(len(event["results"]))
-        return {**planned(), "slices": sum(r["slice"] + 1 for r in event["results"])}
+        results = event["results"]
+        return {**planned(), "slices": sum(r["slice"] + 1 for r in results),
+                "model_calls": sum(r.get("node_model_calls", 0) for r in results)}  # fmt: skip
 
     return script
 
@@ -129,3 +131,30 @@ def test_history_cost_per_batch_and_per_node_slice_matches_the_budget(
     per_batch = (runs["long"] - runs["one"]) / 2 - per_node_slice
     assert 0 < per_node_slice <= EVENTS_PER_SLICE
     assert 0 < per_batch <= EVENTS_PER_BATCH
+
+
+def test_fold_gets_the_job_totals_and_a_crossed_budget_fails_the_job_with_its_name(
+    custom_template_dict: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # custom context: maxSlices 3, maxModelCalls 4
+    script = graph_script([["a"], ["b", "c"]])
+
+    def with_calls(event: dict[str, Any]) -> dict[str, Any]:
+        result = script(event)
+        if event["action"] == "node_slice":
+            return {**result, "model_calls": 2, "node_model_calls": 2}
+        if event["action"] == "fold" and event["batch"] == 1:
+            return {"status": "failed", "kind": "graph", "error": "node 'c' crossed it",
+                    "error_type": "SliceBudgetExhausted"}  # fmt: skip
+        return result
+
+    with running(custom_template_dict, monkeypatch) as h:
+        h.script = with_calls
+        arn = h.start(agent_id="graph")
+        ended = h.wait(arn)
+        folds = [c for c in h.calls if c["action"] == "fold"]
+    assert (ended["status"], ended["error"]) == ("FAILED", "SliceBudgetExhausted")
+    assert ended["cause"] == "node 'c' crossed it"
+    budgets = [(f["slice"], f["model_calls"], f["max_slices"], f["max_model_calls"]) for f in folds]
+    # before batch 0: RunSlice's 1 slice; before batch 1: + node a's slice and its 2 calls
+    assert budgets == [(1, 0, 3, 4), (2, 2, 3, 4)]
