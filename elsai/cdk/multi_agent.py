@@ -12,10 +12,15 @@ then continues here (the single-agent path is untouched):
                     (after maxSlices slices: NodeSliceBudgetExhausted, the node failed);
                     completed / interrupted / failed -> NodeReport (the branch's output);
                     an error that outlives its retries -> NodeErrored (status "failed")
-    Fold        : Lambda {action: fold, batch, results: $.batch} -> $.plan (same shape)
-    FoldRoute   : run -> NextBatch -> Plan; completed / failed as above;
+    Fold        : Lambda {action: fold, batch, results: $.batch, the job's slice and model
+                  call totals and budgets} -> $.plan (same shape, + the batch's slices and
+                  model calls; a crossed budget fails the run naming the node)
+    FoldRoute   : run -> NextBatch -> CheckBatchBudget; completed / failed as above;
                   interrupted -> WaitForNodeResponses (task token parked, all pending
-                  interrupts of the batch, each naming its node) -> ResumeNodes -> Plan
+                  interrupts of the batch, each naming its node) -> ResumeNodes -> CheckBatchBudget
+    CheckBatchBudget: this execution's slices (node slices + each batch's own states) >=
+                  slicesPerExecution -> MultiAgentPrepareHandOff (the continuation: the next
+                  execution starts at ContinueMultiAgent -> Plan); else Plan
 
 Interrupts are collected at the fold, not inside a branch: the batch's other nodes finish,
 one parked token covers every interrupted node (as `graph(task)` stops after its batch),
@@ -163,6 +168,10 @@ class MultiAgentStates(Construct):
         next_batch.next(budget)
         wait.next(resume)
         resume.next(budget)
+        return self._entries(plan)
+
+    def _entries(self, plan: sfn.IChainable) -> tuple[sfn.IChainable, sfn.IChainable]:
+        """Where the path starts: from RunSlice's "orchestrate", or in a continued execution."""
         start = sfn.Pass(
             self,
             "StartMultiAgent",
