@@ -21,7 +21,6 @@ from elsai.local.services import services_in_template
 from elsai.local.template import load_service
 from infra.synth import synth_template
 from tests.system.local_stack import LocalStack
-from tests.unit.cdk.asl_harness import _botocore_names_for_start_execution
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
@@ -40,9 +39,7 @@ def small_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack
     runtime = LocalRuntime(project=ROOT, service=service, agent_factory="ma_agents:build_agent",
                            fast_retries=True, pythonpath=(str(HERE),),
                            child_env={"AGENT_LEDGER": str(ledger)})  # fmt: skip
-    with pytest.MonkeyPatch.context() as patch, runtime:
-        # moto's states:startExecution task needs its parameter names fixed (see the helper)
-        _botocore_names_for_start_execution(patch)
+    with runtime:  # the runtime makes moto's states:startExecution task work itself
         yield LocalStack(runtime, ledger)
 
 
