@@ -19,7 +19,12 @@ from elsai.serverless.deadline import (
 )
 from elsai.serverless.factory import load_factory
 from elsai.serverless.orchestration import node_config
-from elsai.serverless.parked import ParkedTaskToken, park_task_token, read_parked_token
+from elsai.serverless.parked import (
+    ParkedTaskToken,
+    park_task_token,
+    read_node_waits,
+    read_parked_token,
+)
 from elsai.serverless.slice import run_slice
 
 __all__ = [
@@ -32,6 +37,7 @@ __all__ = [
     "min_function_timeout_seconds",
     "node_config",
     "park_task_token",
+    "read_node_waits",
     "read_parked_token",
     "run_slice",
     "stop_margin_seconds",

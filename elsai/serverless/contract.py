@@ -202,6 +202,8 @@ class ParkRequest(BaseModel):
     session_id: str
     agent_id: str = "agent"
     interrupts: list[dict[str, Any]] | None = None
+    #: The Graph/Swarm node that parks its own wait (None: the job's one wait).
+    node: str | None = None
 
 
 class ParkResult(BaseModel):
