@@ -122,7 +122,9 @@ def _park(event: dict[str, Any]) -> dict[str, Any]:
     request = ParkRequest.model_validate(event)
     logger.append_keys(job_id=request.job_id, session_id=request.session_id)
     manager = _session_manager(request.session_id, request.job_id)
-    park_task_token(manager, request.job_id, request.task_token, request.interrupts)
+    park_task_token(
+        manager, request.job_id, request.task_token, request.interrupts, node=request.node
+    )
     logger.info("job waiting for interrupt responses")
     return ParkResult().model_dump()
 

@@ -23,6 +23,9 @@ HISTORY_EVENT_RESERVE = 200  # start/end, continuation and failure states
 EVENTS_PER_SLICE = 11
 EVENTS_PER_RETRY = 3
 EVENTS_PER_INTERRUPT_ROUND = 8  # the wait, the answer, and UpgradeOnResume (pinning.py)
+# A Graph's or Swarm's batch (Plan, Map, Fold and their routing) costs this many events on top
+# of its node slices, each of which costs no more than a slice (same test file pins both).
+EVENTS_PER_BATCH = 22
 MAX_EXECUTIONS_PER_JOB = 100  # GET /jobs/{id} follows at most this many continuations
 
 
@@ -159,6 +162,11 @@ class ElsaiConfig:
         """Most slices one execution may run before the job must continue in a new one."""
         usable = HISTORY_EVENT_CAP - HISTORY_EVENT_RESERVE
         return max(1, usable // self.worst_events_per_slice)
+
+    @property
+    def slices_per_batch(self) -> int:
+        """What a multi-agent batch's own states cost, counted in slices (rounded up)."""
+        return -(-EVENTS_PER_BATCH // EVENTS_PER_SLICE)
 
     @property
     def execution_slices(self) -> int:

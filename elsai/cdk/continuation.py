@@ -28,6 +28,8 @@ from elsai.serverless.contract import (
 
 #: Where the next execution's number is kept (a deployed state field: name kept).
 NEXT_EXECUTION = "$.handoff"
+#: In ``continued``: the job is a Graph or Swarm run, continued at its next Plan.
+MULTI_AGENT_FLAG = "multi_agent"
 
 
 def continuation(
@@ -36,12 +38,18 @@ def continuation(
     state_machine_name: str,
     retries: Retries,
     job_failed: sfn.IChainable,
+    prefix: str = "",
+    multi_agent: bool = False,
 ) -> sfn.IChainable:
-    """PrepareHandOff -> HandOff (states:startExecution) -> HandedOff -> Continued."""
+    """PrepareHandOff -> HandOff (states:startExecution) -> HandedOff -> Continued.
+
+    A Graph or Swarm job has its own copy of these states, named with `prefix` (state names
+    are unique in a machine); its next execution goes straight back to Plan (`multi_agent`).
+    """
     next_name = sfn.JsonPath.format("{}-c{}", path("$.job_id"), path(f"{NEXT_EXECUTION}.index"))
     prepare = sfn.Pass(
         scope,
-        "PrepareHandOff",
+        f"{prefix}PrepareHandOff",
         comment="Number the next execution of this job.",
         parameters={"index": sfn.JsonPath.math_add(number("$.execution_index"), 1)},
         result_path=NEXT_EXECUTION,
@@ -49,21 +57,21 @@ def continuation(
     # The machine's own ARN from its fixed name: a reference to the construct would be
     # a circular dependency of the definition on itself.
     this_machine = sfn.StateMachine.from_state_machine_name(
-        scope, "ThisMachine", state_machine_name
+        scope, f"{prefix}ThisMachine", state_machine_name
     )
     start = tasks.StepFunctionsStartExecution(
         scope,
-        "HandOff",
+        f"{prefix}HandOff",
         comment="Continue the job in a new execution before the 25,000-event cap.",
         state_machine=this_machine,
         name=next_name,
         associate_with_parent=False,
-        input=sfn.TaskInput.from_object(_next_input()),
+        input=sfn.TaskInput.from_object(_next_input(multi_agent)),
         result_path=sfn.JsonPath.DISCARD,
     )
     continued = sfn.Pass(
         scope,
-        "HandedOff",
+        f"{prefix}HandedOff",
         comment="The job goes on in the next execution; GET /jobs/{id} follows it.",
         parameters={
             "status": CONTINUED,
@@ -77,12 +85,14 @@ def continuation(
     retries.backoff(start, CONTINUATION_RETRYABLE_ERRORS)
     start.add_catch(continued, errors=[EXECUTION_ALREADY_EXISTS], result_path=ERROR_PATH)
     catch_all(start, job_failed)
-    continued.next(sfn.Succeed(scope, "Continued", comment="Handed off; not the job's end."))
+    ended = sfn.Succeed(scope, f"{prefix}Continued", comment="Handed off; not the job's end.")
+    continued.next(ended)
     return prepare.next(start.next(continued))
 
 
-def _next_input() -> dict[str, Any]:
+def _next_input(multi_agent: bool) -> dict[str, Any]:
     """The next execution's input: the same job, session, version and counters (``continued``)."""
+    carried: dict[str, Any] = {MULTI_AGENT_FLAG: True} if multi_agent else {}
     return {
         "session_id": path("$.session_id"),
         "agent_id": path("$.agent_id"),
@@ -95,5 +105,6 @@ def _next_input() -> dict[str, Any]:
             "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
             "execution_index": number(f"{NEXT_EXECUTION}.index"),
             "previous_execution": sfn.JsonPath.execution_id,
+            **carried,
         },
     }

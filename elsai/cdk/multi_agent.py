@@ -12,10 +12,15 @@ then continues here (the single-agent path is untouched):
                     (after maxSlices slices: NodeSliceBudgetExhausted, the node failed);
                     completed / interrupted / failed -> NodeReport (the branch's output);
                     an error that outlives its retries -> NodeErrored (status "failed")
-    Fold        : Lambda {action: fold, batch, results: $.batch} -> $.plan (same shape)
-    FoldRoute   : run -> NextBatch -> Plan; completed / failed as above;
+    Fold        : Lambda {action: fold, batch, results: $.batch, the job's slice and model
+                  call totals and budgets} -> $.plan (same shape, + the batch's slices and
+                  model calls; a crossed budget fails the run naming the node)
+    FoldRoute   : run -> NextBatch -> CheckBatchBudget; completed / failed as above;
                   interrupted -> WaitForNodeResponses (task token parked, all pending
-                  interrupts of the batch, each naming its node) -> ResumeNodes -> Plan
+                  interrupts of the batch, each naming its node) -> ResumeNodes -> CheckBatchBudget
+    CheckBatchBudget: this execution's slices (node slices + each batch's own states) >=
+                  slicesPerExecution -> MultiAgentPrepareHandOff (the continuation: the next
+                  execution starts at ContinueMultiAgent -> Plan); else Plan
 
 Interrupts are collected at the fold, not inside a branch: the batch's other nodes finish,
 one parked token covers every interrupted node (as `graph(task)` stops after its batch),
@@ -31,10 +36,12 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
+from elsai.cdk.continuation import continuation
 from elsai.cdk.tasks import (
     JSON_NULL,
     AgentTask,
     Retries,
+    add,
     catch_all,
     invoke_agent,
     job_ids,
@@ -55,6 +62,27 @@ from elsai.serverless.contract import (
 )
 
 
+def model_call_budget(config: ElsaiConfig) -> dict[str, Any]:
+    """Fold's maxModelCalls, when the job has one."""
+    if config.max_model_calls is None:
+        return {}
+    return {"max_model_calls": config.max_model_calls}
+
+
+def counters(slices: str, overhead: int) -> dict[str, Any]:
+    """The job's counters after a batch: its node slices count toward the job and this execution.
+
+    This execution's count also takes `overhead`: the batch's own states, in slices.
+    """
+    return {
+        "slice": add("$.slice", number(slices)),
+        "model_calls": add("$.model_calls", number("$.plan.Payload.model_calls")),
+        # nested intrinsics (CDK's math_add takes numbers only)
+        "execution_slices.$": f"States.MathAdd($.execution_slices, States.MathAdd({slices}, {overhead}))",
+        "execution_index": number("$.execution_index"),
+    }
+
+
 class MultiAgentStates(Construct):
     """The states above; `start` is where RunSlice's "orchestrate" status leads."""
 
@@ -64,9 +92,12 @@ class MultiAgentStates(Construct):
         construct_id: str,
         *,
         config: ElsaiConfig,
+        state_machine_name: str,
+        job_failed: sfn.IChainable,
     ) -> None:
         super().__init__(scope, construct_id)
         self._config = config
+        self._machine_name, self._job_failed = state_machine_name, job_failed
         self._retries = Retries(config)
         self.step_failed = task_failed(
             self,
@@ -77,12 +108,12 @@ class MultiAgentStates(Construct):
             self,
             "MultiAgentFailed",
             comment="The run failed: a node failed (its name and cause), or a limit ended it.",
-            error="MultiAgentFailed",
+            error_path=path("$.plan.Payload.error_type"),
             cause_path=path("$.plan.Payload.error"),
         )
-        self.start = self._states()
+        self.start, self.resume = self._states()
 
-    def _states(self) -> sfn.IChainable:
+    def _states(self) -> tuple[sfn.IChainable, sfn.IChainable]:
         plan = self._step("Plan", PLAN, {"prompt": path("$.prompt")})
         fold = self._step(
             "Fold",
@@ -90,6 +121,11 @@ class MultiAgentStates(Construct):
             {
                 "batch": number("$.plan.Payload.batch"),
                 "results": sfn.JsonPath.list_at("$.batch"),
+                # every node's slices and model calls count toward the job's budgets
+                "slice": number("$.slice"),
+                "model_calls": number("$.model_calls"),
+                "max_slices": self._config.max_slices,
+                **model_call_budget(self._config),
             },
         )
         nodes = self._map()
@@ -97,7 +133,13 @@ class MultiAgentStates(Construct):
         next_batch = sfn.Pass(
             self,
             "NextBatch",
-            parameters={**job_ids(), "prompt.$": JSON_NULL, "interrupt_responses.$": JSON_NULL},
+            comment="Count the batch's node slices (and Plan/Fold) against this execution's budget.",
+            parameters={
+                **job_ids(),
+                "prompt.$": JSON_NULL,
+                "interrupt_responses.$": JSON_NULL,
+                **counters("$.plan.Payload.slices", self._config.slices_per_batch),
+            },
         )
         resume = sfn.Pass(
             self,
@@ -107,6 +149,7 @@ class MultiAgentStates(Construct):
                 **job_ids(),
                 "prompt.$": JSON_NULL,
                 "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
+                **counters("$.plan.Payload.slices", self._config.slices_per_batch + 1),
             },
         )
         # A Pass shapes the output: cfn-lint (wrongly) flags OutputPath on a Succeed state.
@@ -116,22 +159,67 @@ class MultiAgentStates(Construct):
             comment="Output = the run's result.",
             output_path="$.plan.Payload",
         ).next(sfn.Succeed(self, "MultiAgentCompleted"))
+        budget = self._budget(plan)
         plan.next(self._route("PlanRoute", nodes, completed, None))
         nodes.next(fold)
         fold.next(self._route("FoldRoute", next_batch, completed, wait))
-        next_batch.next(plan)
+        next_batch.next(budget)
         wait.next(resume)
-        resume.next(plan)
-        return sfn.Pass(
+        resume.next(budget)
+        return self._entries(plan)
+
+    def _entries(self, plan: sfn.IChainable) -> tuple[sfn.IChainable, sfn.IChainable]:
+        """Where the path starts: from RunSlice's "orchestrate", or in a continued execution."""
+        start = sfn.Pass(
             self,
             "StartMultiAgent",
-            comment="The factory built a Graph or Swarm: keep the ids, prompt and answers.",
+            comment="The factory built a Graph or Swarm: keep the ids, prompt, answers and counters.",
             parameters={
                 **job_ids(),
                 "prompt": path("$.prompt"),
                 "interrupt_responses.$": JSON_NULL,
+                "slice": add("$.slice", 1),
+                "model_calls": number("$.model_calls"),
+                "execution_slices": add("$.execution_slices", 1),
+                "execution_index": number("$.execution_index"),
             },
         ).next(plan)
+        carried = "$.continued"
+        restore = sfn.Pass(
+            self,
+            "ContinueMultiAgent",
+            comment="A Graph or Swarm job continued from its earlier execution: back to Plan.",
+            parameters={
+                "job_id": path(f"{carried}.job_id"),
+                "session_id": path("$.session_id"),
+                "agent_id": path("$.agent_id"),
+                "prompt.$": JSON_NULL,
+                "interrupt_responses": sfn.JsonPath.list_at(f"{carried}.interrupt_responses"),
+                "slice": number(f"{carried}.slice"),
+                "model_calls": number(f"{carried}.model_calls"),
+                "execution_slices": 0,
+                "execution_index": number(f"{carried}.execution_index"),
+            },
+        ).next(plan)
+        return start, restore
+
+    def _budget(self, plan: sfn.IChainable) -> sfn.Choice:
+        """Between batches: continue in a new execution once this one used its slice budget."""
+        check = sfn.Choice(self, "CheckBatchBudget")
+        check.when(
+            sfn.Condition.number_greater_than_equals(
+                "$.execution_slices", self._config.execution_slices
+            ),
+            continuation(
+                self,
+                state_machine_name=self._machine_name,
+                retries=self._retries,
+                job_failed=self._job_failed,
+                prefix="MultiAgent",
+                multi_agent=True,
+            ),
+        )
+        return check.otherwise(plan)
 
     def _step(self, name: str, action: str, extra: dict[str, Any]) -> AgentTask:
         task = invoke_agent(
@@ -179,6 +267,7 @@ class MultiAgentStates(Construct):
                 "started_at": number(f"{item}.started_at"),
                 "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
                 "slice": 0,
+                "model_calls": 0,
             },
             result_path="$.batch",
         )
@@ -198,6 +287,7 @@ class MultiAgentStates(Construct):
                 **node_ids,
                 "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
                 "slice": number("$.slice"),
+                "model_calls": number("$.model_calls"),
             },
             result_path="$.last",
             timeout_seconds=self._config.task_timeout_seconds,
@@ -211,6 +301,8 @@ class MultiAgentStates(Construct):
                 "node": path("$.node"),
                 "status": FAILED,
                 "error": sfn.JsonPath.object_at("$.error"),
+                "slice": number("$.slice"),
+                "node_model_calls": number("$.model_calls"),
             },
         )
         catch_all(node_slice, errored)
@@ -222,6 +314,7 @@ class MultiAgentStates(Construct):
                 **node_ids,
                 "interrupt_responses.$": JSON_NULL,
                 "slice": sfn.JsonPath.math_add(number("$.slice"), 1),
+                "model_calls": number("$.last.Payload.node_model_calls"),
             },
         )
         next_slice.next(node_slice)
@@ -234,7 +327,8 @@ class MultiAgentStates(Construct):
             self,
             "NodeSliceBudgetExhausted",
             comment="The node used maxSlices slices without finishing: report it failed.",
-            parameters={"node": path("$.node"), "status": FAILED,
+            parameters={"node": path("$.node"), "status": FAILED, "slice": number("$.slice"),
+                        "node_model_calls": number("$.last.Payload.node_model_calls"),
                         "error": f"the node used its budget of {budget} slices (maxSlices) without finishing"},
         )  # fmt: skip
         route = sfn.Choice(self, "NodeRoute")

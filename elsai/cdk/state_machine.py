@@ -5,7 +5,8 @@ Data flow (the execution's state stays a handful of ids and counters, never a tr
     input  {session_id, agent_id, prompt, agent_function}  (a continuation adds {continued: {...}})
     PinVersion      : agent_function absent -> PinCurrentVersion (this deploy's version)
                       every task invokes $.agent_function, the job's own version (pinning.py)
-    StartOrContinue : continued present -> Continue (restore the counters) else Init
+    StartOrContinue : continued.multi_agent present -> the Graph/Swarm path's next Plan;
+                      continued present -> Continue (restore the counters) else Init
     Init            -> {job_id, session_id, agent_id, prompt, interrupt_responses: null,
                         slice: 0, model_calls: 0, execution_slices: 0, execution_index: 0}
     CheckSliceBudget: slice >= maxSlices -> SliceBudgetExhausted (Fail)
@@ -38,7 +39,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
-from elsai.cdk.continuation import continuation
+from elsai.cdk.continuation import MULTI_AGENT_FLAG, continuation
 from elsai.cdk.function import retention
 from elsai.cdk.multi_agent import MultiAgentStates
 from elsai.cdk.pinning import grant_version_invokes, pin_version, upgrade_on_resume
@@ -258,6 +259,10 @@ class AgentStateMachine(Construct):
             },
         )
         start = sfn.Choice(self, "StartOrContinue")
+        start.when(
+            sfn.Condition.is_present(f"{carried}.{MULTI_AGENT_FLAG}"),
+            self._multi_agent_states.resume,
+        )
         start.when(sfn.Condition.is_present(carried), restore.next(check_budget))
         start.otherwise(init.next(check_budget))
         return start
@@ -300,8 +305,14 @@ class AgentStateMachine(Construct):
 
     def _multi_agent(self) -> sfn.IChainable:
         """Graph / Swarm jobs: Plan → Map over ready nodes → Fold (constructs/multi_agent.py)."""
-        states = MultiAgentStates(self, "MultiAgent", config=self._config)
-        return states.start
+        self._multi_agent_states = MultiAgentStates(
+            self,
+            "MultiAgent",
+            config=self._config,
+            state_machine_name=self.state_machine_name,
+            job_failed=self.job_failed,
+        )
+        return self._multi_agent_states.start
 
     def _continuation(self) -> sfn.IChainable:
         """The job goes on in a new execution (elsai/cdk/continuation.py)."""

@@ -11,6 +11,7 @@ REST events.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import json
@@ -31,6 +32,7 @@ from elsai.local.events import EventSink
 from elsai.local.faults import FAULT_ENV, FaultPlan, InvocationInfo
 from elsai.local.invoker import InvocationRecord, run_child
 from elsai.local.progress import Progress
+from elsai.local.sfn_start_execution import botocore_names_for_start_execution
 from elsai.local.shapes import ACCOUNT, REGION
 from elsai.local.template import (
     SynthesizedService,
@@ -108,6 +110,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
         self._workdir: tempfile.TemporaryDirectory[str] | None = None
         self._saved_moto_config: Any = None
         self._zygote: Zygote | None = None
+        self._patches = contextlib.ExitStack()  # moto patches held while running
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -158,6 +161,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             env = {**os.environ, "PYTHONPATH": self._child_pythonpath(None)}
             self._zygote = Zygote(self.project, env)
         self._create_resources(template)
+        self._patches.enter_context(botocore_names_for_start_execution())  # continuations
         self._original_invoke = LambdaSimpleBackend.__dict__["invoke"]
         runtime = self
 
@@ -187,6 +191,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
 
             LambdaSimpleBackend.invoke = self._original_invoke  # type: ignore[method-assign]
             self._original_invoke = None
+        self._patches.close()
         if self._server is not None:
             try:
                 self._cleanup()

@@ -20,7 +20,12 @@ from elsai.serverless.deadline import (
     stop_margin_seconds,
 )
 from elsai.serverless.factory import load_factory
-from elsai.serverless.parked import ParkedTaskToken, park_task_token, read_parked_token
+from elsai.serverless.parked import (
+    ParkedTaskToken,
+    park_task_token,
+    read_node_waits,
+    read_parked_token,
+)
 from elsai.serverless.slice import run_slice
 
 if TYPE_CHECKING:
@@ -46,6 +51,7 @@ __all__ = [
     "min_function_timeout_seconds",
     "node_config",
     "park_task_token",
+    "read_node_waits",
     "read_parked_token",
     "run_slice",
     "stop_margin_seconds",

@@ -108,6 +108,18 @@ def claim_answer(
     raise _answered(job_id, existing)
 
 
+def answer_sent(storage: StorageBackend, job_id: str, task_token: str) -> bool:
+    """Whether this wait's token was sent with its answers (the wait is closed for good)."""
+    key = keys.job_answer_key(job_id, task_token)
+    found = storage.read(key)
+    if found is None:
+        return False
+    try:
+        return AnswerRecord.model_validate_json(found.data).status == "sent"
+    except ValidationError as exc:
+        raise ValueError(f"answer record {storage.describe(key)} is not valid: {exc}") from None
+
+
 def _answered(job_id: str, existing: AnswerRecord) -> InterruptAlreadyAnsweredError:
     try:
         when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(existing.claimed_at))

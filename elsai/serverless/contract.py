@@ -103,6 +103,13 @@ FAILED: Final = "failed"
 #: An execution's output when the job continues in the next execution (its continuation).
 CONTINUED: Final = "continued"
 
+#: How a job that used up a budget fails (single agents: Fail states of these names; Graph
+#: and Swarm jobs: the error type Fold reports, naming the node that crossed the budget).
+SLICE_BUDGET_EXHAUSTED: Final = "SliceBudgetExhausted"
+MODEL_CALL_BUDGET_EXHAUSTED: Final = "ModelCallBudgetExhausted"
+#: Any other end of a failed Graph or Swarm run (a node failed, a limit of the orchestrator).
+MULTI_AGENT_FAILED: Final = "MultiAgentFailed"
+
 SliceStatus = Literal["completed", "continue", "interrupted", "orchestrate"]
 RunStatus = Literal["run", "completed", "failed", "interrupted"]
 NodeSliceStatus = Literal["completed", "continue", "interrupted", "failed"]
@@ -225,6 +232,8 @@ class ParkRequest(BaseModel):
     session_id: str
     agent_id: str = "agent"
     interrupts: list[dict[str, Any]] | None = None
+    #: The Graph/Swarm node that parks its own wait (None: the job's one wait).
+    node: str | None = None
 
 
 class ParkResult(BaseModel):
@@ -239,6 +248,8 @@ class NodeSliceRequest(JobStepRequest):
     node: str = Field(min_length=1)
     slice: int = 0
     started_at: float | None = None
+    #: Model calls of this node's earlier slices in its branch (the branch adds them up).
+    model_calls: int = Field(default=0, ge=0)
 
 
 class FoldRequest(JobStepRequest):
@@ -246,6 +257,11 @@ class FoldRequest(JobStepRequest):
 
     batch: int
     results: list[dict[str, Any]]
+    #: The job's slices and model calls before this batch, and its budgets (None: no budget).
+    slice: int = Field(default=0, ge=0)
+    model_calls: int = Field(default=0, ge=0)
+    max_slices: int | None = Field(default=None, ge=1)
+    max_model_calls: int | None = Field(default=None, ge=1)
 
 
 class PlanResult(BaseModel):
@@ -260,6 +276,13 @@ class PlanResult(BaseModel):
     text: str = ""
     interrupts: list[dict[str, Any]] = Field(default_factory=list)
     node_status: dict[str, str] = Field(default_factory=dict)
+    #: Fold only: the node slices the folded batch ran (they count toward the job's budgets
+    #: and toward this execution's, which continues in a new one when it is used up).
+    slices: int = 0
+    #: Fold only: the model calls the folded batch made.
+    model_calls: int = 0
+    #: The error name a failed run ends with (a budget's, else MULTI_AGENT_FAILED).
+    error_type: str = MULTI_AGENT_FAILED
 
 
 class NodeSliceResult(BaseModel):
@@ -276,6 +299,8 @@ class NodeSliceResult(BaseModel):
     resume_position: str | None = None
     slice: int = 0
     model_calls: int = 0
+    #: Model calls of every slice of this node's branch so far, this one included.
+    node_model_calls: int = 0
     started_at: float = 0.0
     ended_at: float = 0.0
 

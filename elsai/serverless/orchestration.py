@@ -27,10 +27,13 @@ from elsai.checkpoint.config import CheckpointConfig
 from elsai.errors import AgentFactoryError
 from elsai.multiagent.invoke import NodeCall
 from elsai.multiagent.step_types import OrchestratorSteps, StepOutcome
+from elsai.serverless.budgets import branch_model_calls, branch_slices, budget_breach
 from elsai.serverless.contract import (
     COMPLETED,
     CONTINUE,
     FAILED,
+    INTERRUPTED,
+    RUN,
     FoldRequest,
     JobStepRequest,
     NodeSliceRequest,
@@ -42,6 +45,7 @@ from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
+from elsai.serverless.node_scope import ScopedSessionManager, loaded_nodes
 from elsai.serverless.slice_core import (
     SliceInput,
     StopStatus,
@@ -87,8 +91,13 @@ def build_steps(
     deadline: DeadlinePolicy | None = None,
     hooks: list[Any] | None = None,
 ) -> OrchestratorSteps:
-    """Rebuild the job's orchestrator from the factory and check it uses the job's session."""
-    config = step_config(request, session_manager, deadline or DeadlinePolicy(), hooks or [])
+    """Rebuild the job's orchestrator from the factory and check it uses the job's session.
+
+    Only the node agents the step uses are loaded from the session (`loaded_nodes`), so a
+    step's reads do not grow with the number of nodes.
+    """
+    scoped = ScopedSessionManager(session_manager, loaded_nodes(request))
+    config = step_config(request, scoped, deadline or DeadlinePolicy(), hooks or [])
     built: Any = factory(config)
     if not is_orchestrator(built):
         raise AgentFactoryError(
@@ -113,7 +122,7 @@ def build_steps(
     return steps
 
 
-def plan_result(kind: str, outcome: StepOutcome) -> PlanResult:
+def plan_result(kind: str, outcome: StepOutcome, slices: int = 0) -> PlanResult:
     """The state machine's view of a step outcome (names and small status only)."""
     now = time.time()
     return PlanResult(
@@ -125,6 +134,7 @@ def plan_result(kind: str, outcome: StepOutcome) -> PlanResult:
         text=outcome.text[:MAX_SLICE_TEXT_CHARS],
         interrupts=checked_interrupts(list(outcome.interrupts)),
         node_status=dict(outcome.node_status),
+        slices=slices,
     )
 
 
@@ -134,11 +144,28 @@ def plan(request: JobStepRequest, steps: OrchestratorSteps) -> PlanResult:
 
 
 def fold(request: FoldRequest, steps: OrchestratorSteps) -> PlanResult:
-    """Record the batch's node reports; the next batch, or how the run ended."""
+    """Record the batch's node reports; the next batch, or how the run ended.
+
+    Every node's slices and model calls count toward the job's budgets (`budget_breach`).
+    """
     # in the order the nodes finished (as graph(task) records them); errored branches last
     finished = sorted(request.results, key=lambda item: float(item.get("ended_at") or "inf"))
     reports = {str(item["node"]): _report(item) for item in finished}
-    return plan_result(steps.kind, steps.fold(request.batch, reports))
+    outcome = steps.fold(request.batch, reports)
+    result = plan_result(steps.kind, outcome, sum(branch_slices(i) for i in finished))
+    result.model_calls = sum(branch_model_calls(i) for i in finished)
+    breach = budget_breach(
+        finished,
+        slices_before=request.slice,
+        model_calls_before=request.model_calls,
+        max_slices=request.max_slices,
+        max_model_calls=request.max_model_calls,
+        more_to_run=result.status in (RUN, INTERRUPTED),
+    )
+    if breach is not None and result.status != FAILED:
+        result.status, result.nodes, result.interrupts = FAILED, [], []
+        result.error, result.error_type = breach.message, breach.error_type
+    return result
 
 
 def _report(item: dict[str, Any]) -> dict[str, Any]:
@@ -174,7 +201,7 @@ def run_node_slice(
     if call is None:  # a Swarm node that handed off before a crash: not run again
         return NodeSliceResult(
             node=request.node, status=COMPLETED, stop_reason="end_turn", slice=request.slice,
-            started_at=started, ended_at=time.time(),
+            started_at=started, ended_at=time.time(), node_model_calls=request.model_calls,
         )  # fmt: skip
     if call.timeout is not None and call.timeout <= 0:
         return _failed(request, call.timeout_message, started)
@@ -225,6 +252,7 @@ def _node_result(
         slice=request.slice,
         started_at=started,
         ended_at=time.time(),
+        node_model_calls=request.model_calls + metrics.model_calls,
         **slice_fields(result),
     )
 
@@ -233,6 +261,7 @@ def _failed(request: NodeSliceRequest, message: str, started: float) -> NodeSlic
     return NodeSliceResult(
         node=request.node, status=FAILED, stop_reason="timeout", error=message,
         slice=request.slice, started_at=started, ended_at=time.time(),
+        node_model_calls=request.model_calls,
     )  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""Spans around an agent: one per Graph/Swarm node and one per serverless slice.
+"""Spans around an agent: one per Graph/Swarm run and node, and one per serverless slice.
 
 Both find their tracer on the agent: its `tracing` (an explicit `OtelTracing` hook, else the one
 it attached because the application set a tracer provider). Without either they cost nothing
@@ -7,7 +7,7 @@ it attached because the application set a tracer provider). Without either they 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,6 +34,29 @@ def node_span(node: str, invocation_id: str, executor: Any) -> Iterator[Any]:
     attributes = {"elsai.node.name": node, "elsai.node.invocation_id": invocation_id}
     with tracing.current_span(f"invoke_node {node}", attributes) as span:
         yield span
+
+
+@contextmanager
+def run_span(
+    kind: str, orchestrator_id: str, run_id: str, executors: Iterable[Any]
+) -> Iterator[Any]:
+    """A span over a whole Graph or Swarm run in this process; its node spans nest under it.
+
+    Its tracer is the first node's that has tracing on (an orchestrator has no hooks of its
+    own); without one it costs nothing.
+    """
+    tracing = next((t for t in map(tracing_of, executors) if t is not None), None)
+    if tracing is None:
+        yield None
+        return
+    attributes = {f"elsai.{kind}.id": orchestrator_id, "elsai.run_id": run_id}
+    with tracing.current_span(f"invoke_{kind} {orchestrator_id}", attributes) as span:
+        yield span
+
+
+def record_run(span: Any, status: str, error: str | None) -> None:
+    """Put a run's outcome on its span (no-op without a span)."""
+    record_node(span, status, False, error)
 
 
 def record_node(span: Any, status: str, resumed: bool, error: str | None) -> None:

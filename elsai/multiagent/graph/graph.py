@@ -40,6 +40,7 @@ from elsai.multiagent.persistence import (
     decode_task,
     encode_task,
 )
+from elsai.telemetry.spans import record_run, run_span
 from elsai.types import Message
 
 if TYPE_CHECKING:
@@ -147,7 +148,10 @@ class Graph(MultiAgentBase):
         self.state = state
         store.save(self.cursor_of(state))
         execution = GraphExecution(self, state, store, invocation_state, answers, started)
-        await execution.run()
+        executors = [node.executor for node in self.nodes.values()]
+        with run_span("graph", self.id, state.run_id, executors) as span:
+            await execution.run()
+            record_run(span, str(state.status), state.error)
         return self._result(state, time.perf_counter() - started, resumed)
 
     def as_steps(self) -> GraphSteps:

@@ -40,6 +40,7 @@ from elsai.multiagent.swarm.handoff import Handoff, HandoffTool
 from elsai.multiagent.swarm.nodes import check_nodes, entry_name
 from elsai.multiagent.swarm.state import SwarmResult, SwarmState
 from elsai.multiagent.swarm.steps import SwarmSteps
+from elsai.telemetry.spans import record_run, run_span
 from elsai.types import text_of
 
 if TYPE_CHECKING:
@@ -134,7 +135,9 @@ class Swarm(MultiAgentBase):
         state.status, state.error = Status.EXECUTING, None
         self.state = state
         store.save(state.to_cursor(self.id))
-        await self._run_nodes(state, store, invocation_state, answers, deadline)
+        with run_span("swarm", self.id, state.run_id, self.nodes.values()) as span:
+            await self._run_nodes(state, store, invocation_state, answers, deadline)
+            record_run(span, str(state.status), state.error)
         return self._result(state, time.perf_counter() - started, resumed)
 
     def _resume(

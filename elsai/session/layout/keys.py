@@ -131,6 +131,16 @@ def object_tagging(key: str) -> str | None:
     return None
 
 
+def node_waits_prefix(job_id: str) -> str:
+    """Where the nodes of a Graph/Swarm job that wait for a person park their own tokens."""
+    return f"jobs/{job_id}/waits/"
+
+
+def node_wait_key(job_id: str, node: str) -> str:
+    """One waiting node's parked task token and interrupts (its own wait, apart from siblings)."""
+    return f"{node_waits_prefix(job_id)}{node}.json"
+
+
 def job_answer_key(job_id: str, task_token: str) -> str:
     """Create-only record of the answer to one wait (one parked token): answered at most once."""
     import hashlib

@@ -106,17 +106,30 @@ def test_a_node_slice_at_its_deadline_continues_and_the_next_slice_finishes(tmp_
     steps = build_steps(JobStepRequest(**IDS), session_manager=manager, factory=_factory())
     planned = plan(JobStepRequest(**IDS, prompt="go"), steps)
     request = NodeSliceRequest(**IDS, node="a", started_at=planned.nodes[0]["started_at"])
+    steps = build_steps(request, session_manager=manager, factory=_factory())  # loads node a
 
     first = run_node_slice(request, steps, remaining_ms=lambda: 0, stop_margin_ms=1)
     assert first.status == "continue" and first.stop_reason == "paused"
-    rebuilt = build_steps(
-        JobStepRequest(**IDS), session_manager=_manager(tmp_path), factory=_factory()
-    )
     request = NodeSliceRequest(**IDS, node="a", slice=1, started_at=planned.nodes[0]["started_at"])
+    rebuilt = build_steps(request, session_manager=_manager(tmp_path), factory=_factory())
     # a new Lambda: the node is rebuilt from the session and resumes from its after_model bookmark
     second = run_node_slice(request, rebuilt, remaining_ms=lambda: 10**9, stop_margin_ms=1)
     assert second.status == "completed" and second.resume_position == "after_model"
     assert second.started_at <= second.ended_at
 
-    folded = fold(FoldRequest(**IDS, batch=planned.batch, results=[second.model_dump()]), rebuilt)
+    fold_request = FoldRequest(**IDS, batch=planned.batch, results=[second.model_dump()])
+    folded = fold(
+        fold_request, build_steps(fold_request, session_manager=manager, factory=_factory())
+    )
     assert folded.status == "completed" and folded.node_status == {"a": "completed"}
+
+
+def test_a_step_loads_only_the_node_agents_it_uses(tmp_path: Path) -> None:
+    manager = _manager(tmp_path)
+    planned = plan(JobStepRequest(**IDS, prompt="go"), build_steps(
+        JobStepRequest(**IDS), session_manager=manager, factory=_factory()))  # fmt: skip
+    plan_steps = build_steps(JobStepRequest(**IDS), session_manager=manager, factory=_factory())
+    request = NodeSliceRequest(**IDS, node="a", started_at=planned.nodes[0]["started_at"])
+    # a plan's orchestrator never loaded node a: running it would act on an unread conversation
+    with pytest.raises(RuntimeError, match="'a' was not loaded for this orchestration step"):
+        run_node_slice(request, plan_steps, remaining_ms=lambda: 10**9, stop_margin_ms=1)

@@ -16,11 +16,9 @@ import boto3
 import pytest
 from moto import mock_aws
 from moto.awslambda_simple.models import LambdaSimpleBackend
-from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
-    state_task_service_sfn,
-)
 
 from elsai.local.definition import state_machine_definition
+from elsai.local.sfn_start_execution import botocore_names_for_start_execution
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -119,21 +117,5 @@ def running(template: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterat
             return h.invoke(body, response_headers)
 
         monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
-        _botocore_names_for_start_execution(monkeypatch)
-        yield h
-
-
-def _botocore_names_for_start_execution(monkeypatch: pytest.MonkeyPatch) -> None:
-    """moto 5.2's port of the states:startExecution integration hands the ASL parameter
-    names (``Input``, ``Name``, ``StateMachineArn``) to botocore unchanged; botocore wants
-    ``input``/``name``/``stateMachineArn`` (AWS maps them itself). Rename, nothing else.
-    """
-    service = state_task_service_sfn.StateTaskServiceSfn
-    original = service._normalise_parameters
-
-    def normalise(self: Any, parameters: dict[str, Any], *args: Any, **kwargs: Any) -> None:
-        original(self, parameters, *args, **kwargs)
-        for key in [k for k in parameters if k in ("Input", "Name", "StateMachineArn")]:
-            parameters[key[0].lower() + key[1:]] = parameters.pop(key)
-
-    monkeypatch.setattr(service, "_normalise_parameters", normalise)
+        with botocore_names_for_start_execution():  # the local runtime's fix, as it runs it
+            yield h

@@ -35,10 +35,23 @@ def test_plan_map_fold_loop(states: dict[str, Any]) -> None:
     }
     assert states["MultiAgentResult"]["OutputPath"] == "$.plan.Payload"
     assert states["MultiAgentResult"]["Next"] == "MultiAgentCompleted"
-    assert states["NextBatch"]["Next"] == states["ResumeNodes"]["Next"] == "Plan"
+    assert states["NextBatch"]["Next"] == states["ResumeNodes"]["Next"] == "CheckBatchBudget"
+    # between batches the job continues in a new execution once this one used its budget
+    check = states["CheckBatchBudget"]
+    assert check["Default"] == "Plan"
+    assert check["Choices"] == [{"Variable": "$.execution_slices",
+                                 "NumericGreaterThanEquals": ElsaiConfig().execution_slices,
+                                 "Next": "MultiAgentPrepareHandOff"}]  # fmt: skip
+    assert states["MultiAgentHandOff"]["Parameters"]["Input"]["continued"]["multi_agent"] is True
+    assert states["StartOrContinue"]["Choices"][0] == {
+        "Variable": "$.continued.multi_agent", "IsPresent": True, "Next": "ContinueMultiAgent"
+    }  # fmt: skip
+    assert states["ContinueMultiAgent"]["Next"] == "Plan"
     assert states["WaitForNodeResponses"]["Resource"].endswith(".waitForTaskToken")
     failed = states["MultiAgentFailed"]
-    assert failed["Error"] == "MultiAgentFailed" and failed["CausePath"] == "$.plan.Payload.error"
+    # MultiAgentFailed, or the budget a node crossed (SliceBudgetExhausted, ...)
+    assert failed["ErrorPath"] == "$.plan.Payload.error_type"
+    assert failed["CausePath"] == "$.plan.Payload.error"
 
 
 def test_the_map_runs_each_ready_node_in_its_own_slice_loop(states: dict[str, Any]) -> None:

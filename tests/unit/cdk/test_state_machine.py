@@ -20,7 +20,8 @@ AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
 MULTI_AGENT_STATES = {
     "StartMultiAgent", "Plan", "PlanRoute", "Nodes", "Fold", "FoldRoute", "NextBatch",
     "WaitForNodeResponses", "ResumeNodes", "MultiAgentResult", "MultiAgentCompleted", "MultiAgentFailed",
-    "MultiAgentStepFailed",
+    "MultiAgentStepFailed", "CheckBatchBudget", "ContinueMultiAgent", "MultiAgentPrepareHandOff",
+    "MultiAgentHandOff", "MultiAgentHandedOff", "MultiAgentContinued",
 }  # fmt: skip
 REQUIRED_RETRY_ERRORS = {
     "Lambda.ServiceException",
@@ -79,10 +80,13 @@ def test_definition_resolves_to_plain_asl(asl: dict[str, Any]) -> None:
     lambdas = [t for t in tasks if t["Resource"].startswith("arn:aws:states:::lambda:invoke")]
     # The job's own version, never the bare function (tests/unit/cdk/test_pinning.py).
     assert {t["Parameters"]["FunctionName.$"] for t in lambdas} == {"$.agent_function"}
-    (continuation,) = [t for t in tasks if t not in lambdas]  # the only other task
-    assert continuation["Resource"] == "arn:aws:states:::states:startExecution"
+    # the only other tasks: the continuations of single-agent and of Graph/Swarm jobs
+    continuations = [t for t in tasks if t not in lambdas]
+    assert len(continuations) == 2
     machine = "arn:aws:states:us-east-1:123456789012:stateMachine:ElsaiStack-jobs"
-    assert continuation["Parameters"]["StateMachineArn"] == machine
+    for continuation in continuations:
+        assert continuation["Resource"] == "arn:aws:states:::states:startExecution"
+        assert continuation["Parameters"]["StateMachineArn"] == machine
 
 
 def test_unresolvable_references_raise(template_dict: dict[str, Any]) -> None:

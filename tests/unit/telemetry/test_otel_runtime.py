@@ -67,6 +67,34 @@ def test_each_graph_node_gets_a_span_around_its_agent(
     [first] = named(spans, "invoke_node researcher")
     [second] = named(spans, "invoke_node writer")
     assert first.end_time <= second.start_time, "the writer runs after the researcher"
+    # the whole run is one span above the node spans
+    [run] = [s for s in spans if s.name.startswith("invoke_graph ")]
+    assert parent_of(first) == parent_of(second) == run.context.span_id
+    assert run.attributes["elsai.node.status"] == "completed"
+    assert run.start_time <= first.start_time and second.end_time <= run.end_time
+
+
+def test_a_swarm_run_is_one_span_above_its_node_spans(
+    tracing: OtelTracing, exporter: InMemorySpanExporter
+) -> None:
+    from elsai.multiagent import Swarm
+
+    handoff = {"toolUse": {"toolUseId": "h", "name": "handoff_to_agent",
+                           "input": {"agent_name": "closer", "message": "yours"}}}  # fmt: skip
+    triage = Agent(model=ScriptedModel([{"role": "assistant", "content": [handoff]}, "passed on"]),
+                   config=AgentConfig(agent_id="triage", hooks=[tracing]))  # fmt: skip
+    closer = Agent(
+        model=ScriptedModel(["closed"]), config=AgentConfig(agent_id="closer", hooks=[tracing])
+    )
+    result = Swarm([triage, closer], node_timeout=None, execution_timeout=None)("help")
+    assert str(result) == "closed"
+    spans = exporter.get_finished_spans()
+    [run] = [s for s in spans if s.name.startswith("invoke_swarm ")]
+    nodes = [s for s in spans if s.name.startswith("invoke_node ")]
+    assert [s.name for s in sorted(nodes, key=lambda s: s.start_time)] == [
+        "invoke_node triage", "invoke_node closer"
+    ]  # fmt: skip
+    assert {parent_of(s) for s in nodes} == {run.context.span_id}
 
 
 class LambdaDied(BaseException):
