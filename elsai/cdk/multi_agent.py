@@ -190,9 +190,8 @@ class MultiAgentStates(Construct):
             "ContinueMultiAgent",
             comment="A Graph or Swarm job continued from its earlier execution: back to Plan.",
             parameters={
+                **job_ids(),
                 "job_id": path(f"{carried}.job_id"),
-                "session_id": path("$.session_id"),
-                "agent_id": path("$.agent_id"),
                 "prompt.$": JSON_NULL,
                 "interrupt_responses": sfn.JsonPath.list_at(f"{carried}.interrupt_responses"),
                 "slice": number(f"{carried}.slice"),
