@@ -1,7 +1,8 @@
 """A Graph's or Swarm's nodes drawn from the orchestrator cursor (multi_agent.json), with states.
 
-The cursor records what ran and what runs next, and the edges that fired into nodes still to
-run; it does not store the whole topology, so the drawing shows the edges it knows. Each node
+The cursor records what ran and what runs next, and a Graph's cursor its edges (`edges`);
+older cursors only name the edges that fired into nodes still to run, so the drawing shows
+the edges it knows. Each node
 links to its transcript (the node is an agent of the session). A list beside the drawing says
 the same in words, for keyboards and screen readers.
 """
@@ -44,8 +45,12 @@ def node_states(cursor: dict[str, Any], snap: SessionSnapshot | None) -> dict[st
 
 
 def edges_of(cursor: dict[str, Any]) -> list[tuple[str, str]]:
-    """The edges the cursor knows: inputs of next nodes, pending triggers, swarm handoffs."""
+    """The edges the cursor knows: the graph's own, inputs of next nodes, triggers, handoffs."""
     found: list[tuple[str, str]] = []
+    stored = cursor.get("edges")
+    for edge in stored if isinstance(stored, list) else []:
+        if isinstance(edge, dict) and edge.get("from_node") and edge.get("to_node"):
+            found.append((str(edge["from_node"]), str(edge["to_node"])))
     for field in ("next_inputs", "triggers"):
         value = cursor.get(field)
         for target, sources in value.items() if isinstance(value, dict) else []:
@@ -76,9 +81,11 @@ def graph_section(session_id: str, cursor: Any, snap: SessionSnapshot | None) ->
     if not isinstance(cursor, dict):
         return '<section><h2>orchestrator</h2><p class="error">multi_agent.json is unreadable</p></section>'
     states = node_states(cursor, snap)
+    edges = edges_of(cursor)
+    for name in (n for edge in edges for n in edge):  # nodes of the topology yet to run
+        states.setdefault(name, "not started")
     executed = [n for n in _names(cursor.get("execution_order")) if n in states]
     order = list(dict.fromkeys([*executed, *states]))
-    edges = edges_of(cursor)
     rank = _ranks(order, edges)
     rows: dict[int, int] = {}
     place: dict[str, tuple[int, int]] = {}
@@ -116,6 +123,7 @@ def _box(session_id: str, name: str, state: str, at: tuple[int, int]) -> str:
     label = name if len(name) <= 18 else name[:17] + "…"
     return (
         f'<a href="{href("sessions", session_id, agent=name)}" class="node n-{esc(css)}" '
+        f'aria-label="node {esc(name)}: {esc(state)}" '
         f'data-node="{esc(name)}" data-state="{esc(state)}">'
         f"<title>{esc(name)}: {esc(state)}</title>"
         f'<rect x="{at[0]}" y="{at[1]}" width="{BOX_W}" height="{BOX_H}" rx="6"/>'
