@@ -25,6 +25,7 @@ class Bar:
     start: float
     end: float | None = None
     outcome: str = "running"
+    node: str | None = None  # the Graph's or Swarm's node this slice ran
     marks: list[tuple[float, str]] = field(default_factory=list)
 
 
@@ -50,15 +51,19 @@ def failure_kind(event: dict[str, Any]) -> str:
 def bars(events: list[dict[str, Any]]) -> list[Bar]:
     """The attempts and waits the events describe, in the order they began."""
     out: list[Bar] = []
-    current: Bar | None = None
+    open_bars: dict[str | None, Bar] = {}  # by node: a Graph's node slices run side by side
     wait: Bar | None = None
     for event in events:
         at, kind = _ts(event), event.get("type")
         if at is None:
             continue
+        node = str(event["node"]) if event.get("node") is not None else None
+        current = open_bars.get(node)
         if kind in ("slice_started", "retry"):
             attempt = event.get("attempt", 1)
-            current = Bar(f"slice {event.get('slice')} · attempt {attempt}", at)
+            where = f"{node} · " if node is not None else ""
+            current = Bar(f"{where}slice {event.get('slice')} · attempt {attempt}", at, node=node)
+            open_bars[node] = current
             out.append(current)
         elif kind == "attempt_failed" and current is not None:
             current.end, current.outcome = at, failure_kind(event)
@@ -119,6 +124,8 @@ def timeline_svg(events: list[dict[str, Any]], now: float) -> str:
 def event_text(event: dict[str, Any]) -> str:
     """One event in words (escaped HTML)."""
     kind, sl = event.get("type"), esc(event.get("slice"))
+    if event.get("node") is not None:  # a node's slice: say which node
+        sl = f"{sl} of node {esc(event.get('node'))}"
     if kind == "slice_started":
         return f"slice {sl} started"
     if kind == "attempt_failed":
