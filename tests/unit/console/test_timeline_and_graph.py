@@ -100,3 +100,7 @@ def test_parallel_node_slices_get_a_bar_each_and_say_their_node() -> None:
         ("a · slice 0 · attempt 2", "completed"),
     ]
     assert event_text(events[4]) == "slice 0 of node a retried: attempt 2"
+    # the label column grows to fit the node names (23 characters here), a job's alone keeps it
+    assert '<text class="axis" x="171" y="12">0 s</text>' in timeline_svg(events, 0)
+    alone = [{**e, "node": None} for e in events[:1]]
+    assert '<text class="axis" x="150" y="12">0 s</text>' in timeline_svg(alone, 0)
