@@ -14,7 +14,7 @@ from urllib.parse import quote
 from elsai.client.jobs import ApiError
 from elsai.console import jobs as job_pages
 from elsai.console import sessions as session_pages
-from elsai.console.html import error_box, esc, page
+from elsai.console.html import error_box, esc, live_div, live_parts, page
 from elsai.console.sources import Sources
 from elsai.errors import ElsaiError
 
@@ -81,26 +81,42 @@ class ConsoleApp:
             if len(parts) == 1:
                 return self.html("sessions", session_pages.sessions_list(store, status, text))
             if len(parts) == 2:
-                title, body = session_pages.session_page(
-                    store, parts[1], query.get("agent") or None
-                )
-                return self.html(title, body)
+                return self._session_page(parts[1], query)
+            if len(parts) == 3 and parts[2] == "live":
+                active, shown = self._session_parts(parts[1], query)
+                return self._live(not active, live_parts(shown))
         if parts[0] == "jobs" and client is not None:
             if len(parts) == 1:
                 return self.html("jobs", job_pages.jobs_list(client, status, text))
             if len(parts) == 2:
                 return self._job_page(parts[1])
             if len(parts) == 3 and parts[2] == "live":
-                ended, body = job_pages.job_live(client, parts[1], self.token, store)
-                headers = {"Content-Type": HTML, "X-Job-Ended": "1" if ended else "0"}
-                return Response(200, body.encode(), headers)
+                return self._live(*job_pages.job_live(client, parts[1], self.token, store))
         raise session_pages.NotFoundError("no such page")
+
+    def _live(self, ended: bool, body: str) -> Response:
+        """The parts a live page polls for; X-Live-Ended tells its script to stop."""
+        headers = {"Content-Type": HTML, "X-Live-Ended": "1" if ended else "0"}
+        return Response(200, body.encode(), headers)
+
+    def _session_parts(self, sid: str, query: dict[str, str]) -> tuple[bool, list[tuple[str, str]]]:
+        assert self.sources.store is not None
+        agent, job_id = query.get("agent") or None, query.get("job") or None
+        job = (self.sources.jobs, job_id) if job_id else None
+        return session_pages.session_page(self.sources.store, sid, agent, job)
+
+    def _session_page(self, sid: str, query: dict[str, str]) -> Response:
+        active, shown = self._session_parts(sid, query)
+        wanted = {k: query.get(k) or None for k in ("agent", "job")}
+        src = "/sessions/" + quote(sid, safe="") + "/live"
+        pairs = "&".join(f"{k}={quote(v, safe='')}" for k, v in wanted.items() if v)
+        body = live_div(src + ("?" + pairs if pairs else ""), not active, live_parts(shown))
+        return self.html(f"session {sid}", body)
 
     def _job_page(self, job_id: str) -> Response:
         assert self.sources.jobs is not None
         ended, live = job_pages.job_live(self.sources.jobs, job_id, self.token, self.sources.store)
-        src = esc("/jobs/" + quote(job_id, safe="") + "/live")
-        body = f'<div id="live" data-src="{src}" data-ended="{int(ended)}">{live}</div>'
+        body = live_div("/jobs/" + quote(job_id, safe="") + "/live", ended, live)
         return self.html(f"job {job_id}", body)
 
     def post(self, parts: list[str], form: dict[str, str]) -> Response:

@@ -1,7 +1,8 @@
 """A Graph's or Swarm's nodes drawn from the orchestrator cursor (multi_agent.json), with states.
 
-The cursor records what ran and what runs next, and the edges that fired into nodes still to
-run; it does not store the whole topology, so the drawing shows the edges it knows. Each node
+The cursor records what ran and what runs next, and a Graph's cursor its edges (`edges`);
+older cursors only name the edges that fired into nodes still to run, so the drawing shows
+the edges it knows. Each node
 links to its transcript (the node is an agent of the session). A list beside the drawing says
 the same in words, for keyboards and screen readers.
 """
@@ -44,8 +45,12 @@ def node_states(cursor: dict[str, Any], snap: SessionSnapshot | None) -> dict[st
 
 
 def edges_of(cursor: dict[str, Any]) -> list[tuple[str, str]]:
-    """The edges the cursor knows: inputs of next nodes, pending triggers, swarm handoffs."""
+    """The edges the cursor knows: the graph's own, inputs of next nodes, triggers, handoffs."""
     found: list[tuple[str, str]] = []
+    stored = cursor.get("edges")
+    for edge in stored if isinstance(stored, list) else []:
+        if isinstance(edge, dict) and edge.get("from_node") and edge.get("to_node"):
+            found.append((str(edge["from_node"]), str(edge["to_node"])))
     for field in ("next_inputs", "triggers"):
         value = cursor.get(field)
         for target, sources in value.items() if isinstance(value, dict) else []:
@@ -71,14 +76,22 @@ def _ranks(order: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
     return rank
 
 
-def graph_section(session_id: str, cursor: Any, snap: SessionSnapshot | None) -> str:
-    """The drawing and the list of nodes; an unreadable cursor gets a sentence instead."""
+def graph_section(
+    session_id: str, cursor: Any, snap: SessionSnapshot | None, job_id: Any = None
+) -> str:
+    """The drawing and the list of nodes; an unreadable cursor gets a sentence instead.
+
+    Drawn for a job (`job_id`), a node's link opens its transcript and that job's slices of it.
+    """
+    job = str(job_id) if isinstance(job_id, str) and job_id else None
     if not isinstance(cursor, dict):
         return '<section><h2>orchestrator</h2><p class="error">multi_agent.json is unreadable</p></section>'
     states = node_states(cursor, snap)
+    edges = edges_of(cursor)
+    for name in (n for edge in edges for n in edge):  # nodes of the topology yet to run
+        states.setdefault(name, "not started")
     executed = [n for n in _names(cursor.get("execution_order")) if n in states]
     order = list(dict.fromkeys([*executed, *states]))
-    edges = edges_of(cursor)
     rank = _ranks(order, edges)
     rows: dict[int, int] = {}
     place: dict[str, tuple[int, int]] = {}
@@ -89,10 +102,12 @@ def graph_section(session_id: str, cursor: Any, snap: SessionSnapshot | None) ->
     width = (max(rank.values(), default=0) + 1) * (BOX_W + GAP_X)
     height = max(rows.values(), default=1) * (BOX_H + GAP_Y) + 10
     lines = "".join(_edge(place[s], place[d]) for s, d in edges if s in place and d in place)
-    boxes = "".join(_box(session_id, n, states[n], place[n]) for n in order)
+    boxes = "".join(_box(href("sessions", session_id, agent=n, job=job), n, states[n], place[n])
+                    for n in order)  # fmt: skip
     kind = esc(cursor.get("type") or "multi-agent")
     listing = "".join(
-        f'<li><a href="{href("sessions", session_id, agent=n)}">{esc(n)}</a> {badge(states[n])}</li>'
+        f'<li><a href="{href("sessions", session_id, agent=n, job=job)}">{esc(n)}</a> '
+        f"{badge(states[n])}</li>"
         for n in order
     )
     return (
@@ -111,11 +126,12 @@ def _edge(a: tuple[int, int], b: tuple[int, int]) -> str:
     return f'<line class="edge" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}" marker-end="url(#arrow)"/>'
 
 
-def _box(session_id: str, name: str, state: str, at: tuple[int, int]) -> str:
+def _box(link: str, name: str, state: str, at: tuple[int, int]) -> str:
     css = state.replace(" ", "_")
     label = name if len(name) <= 18 else name[:17] + "…"
     return (
-        f'<a href="{href("sessions", session_id, agent=name)}" class="node n-{esc(css)}" '
+        f'<a href="{link}" class="node n-{esc(css)}" '
+        f'aria-label="node {esc(name)}: {esc(state)}" '
         f'data-node="{esc(name)}" data-state="{esc(state)}">'
         f"<title>{esc(name)}: {esc(state)}</title>"
         f'<rect x="{at[0]}" y="{at[1]}" width="{BOX_W}" height="{BOX_H}" rx="6"/>'

@@ -6,6 +6,7 @@ Pages are plain strings built from escaped pieces; there is no template engine, 
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 from typing import Any
@@ -102,3 +103,21 @@ def filters(action: str, statuses: list[str], status: str | None, text: str | No
         f'<input id="f-q" name="q" type="search" value="{esc(text or "")}">'
         '<button type="submit">Filter</button></form>'
     )
+
+
+def live_parts(parts: list[tuple[str, str]], quiet: tuple[str, ...] = ()) -> str:
+    """Parts a live page refreshes, each with a version (a hash) so unchanged ones stay put.
+
+    `quiet` parts are not announced to screen readers when they change (a form being filled).
+    """
+    return "".join(
+        f'<section data-part="{esc(name)}" '
+        f'data-version="{hashlib.sha256(body.encode()).hexdigest()[:16]}" '
+        f'aria-live="{"off" if name in quiet else "polite"}">{body}</section>'
+        for name, body in parts
+    )
+
+
+def live_div(src: str, ended: bool, parts_html: str) -> str:
+    """The block console.js polls at `src` (a same-site path) until the page says it ended."""
+    return f'<div id="live" data-src="{esc(src)}" data-ended="{int(ended)}">{parts_html}</div>'

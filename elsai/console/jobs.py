@@ -5,7 +5,6 @@ Everything goes through `elsai.client.jobs.JobsClient`, the client (and auth) of
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -13,7 +12,17 @@ from typing import Any
 
 from elsai.client.jobs import ApiError, JobsClient
 from elsai.console.graph import graph_section
-from elsai.console.html import badge, error_box, esc, filters, folded, folded_json, href, table
+from elsai.console.html import (
+    badge,
+    error_box,
+    esc,
+    filters,
+    folded,
+    folded_json,
+    href,
+    live_parts,
+    table,
+)
 from elsai.console.sources import SessionStore
 from elsai.console.timeline import event_list, timeline_svg
 from elsai.session.inspect.check import load_session
@@ -96,12 +105,7 @@ def job_live(
         ("timeline", "<h2>timeline</h2>" + timeline_svg(events, time.time())),
         ("events", "<h2>events</h2>" + event_list(events)),
     ]
-    html = "".join(
-        f'<section data-part="{name}" data-version="{hashlib.sha256(body.encode()).hexdigest()[:16]}" '
-        f'aria-live="{"off" if name == "acts" else "polite"}">{body}</section>'
-        for name, body in parts
-    )
-    return ended, html
+    return ended, live_parts(parts, quiet=("acts",))
 
 
 def _summary(job: dict[str, Any], *, linked: bool) -> str:
@@ -135,7 +139,8 @@ def _graph(store: SessionStore | None, job: dict[str, Any]) -> str:
         found = store.storage.read(keys.multi_agent_key(sid))
         if found is None:
             return ""
-        return graph_section(sid, json.loads(found.data), load_session(store.storage, sid, last=1))
+        snap = load_session(store.storage, sid, last=1)
+        return graph_section(sid, json.loads(found.data), snap, job_id=job.get("job_id"))
     except ValueError:
         return '<p class="error">multi_agent.json is unreadable</p>'
 

@@ -7,14 +7,18 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from elsai.client.jobs import JobsClient
 from elsai.console.graph import graph_section
 from elsai.console.html import badge, error_box, esc, filters, href, table
+from elsai.console.node_view import node_attempts
 from elsai.console.sources import SessionStore
 from elsai.console.transcript import agent_section
 from elsai.ids import validate_id
 from elsai.session.inspect.check import SessionSnapshot, check_snapshot, load_session
 from elsai.session.inspect.resumes import load_resumes
 
+#: Session statuses whose page keeps refreshing (a run goes on, or waits for an answer).
+ACTIVE = frozenset({"running", "interrupted"})
 STATUSES = ["running", "interrupted", "completed", "failed", "problems", "idle"]
 _RUN_STATUS = {"executing": "running", "completed": "completed", "failed": "failed",
                "interrupted": "interrupted", "paused": "running", "pending": "idle"}  # fmt: skip
@@ -93,8 +97,17 @@ def _row(store: SessionStore, sid: str, ts: float) -> tuple[str, list[str]] | No
     return word, [link, badge(word), agents, esc(count), esc(iso(ts))]
 
 
-def session_page(store: SessionStore, sid: str, agent_id: str | None) -> tuple[str, str]:
-    """(title, body) of one session: graph, check findings, then each agent's transcript."""
+def session_page(
+    store: SessionStore,
+    sid: str,
+    agent_id: str | None,
+    job: tuple[JobsClient | None, str] | None = None,
+) -> tuple[bool, list[tuple[str, str]]]:
+    """(active, parts) of one session: graph, check findings, each agent's transcript.
+
+    `job`: (client, job id) when a node was opened from a job's drawing: that node's slices
+    in the job come first. `active`: the session still runs, so the page keeps refreshing.
+    """
     try:
         validate_id(sid, "session id")
     except ValueError as exc:
@@ -104,17 +117,21 @@ def session_page(store: SessionStore, sid: str, agent_id: str | None) -> tuple[s
         raise NotFoundError(f"no session {sid} in {store.location}")
     if agent_id and agent_id not in snap.agents:
         raise NotFoundError(f"no agent {agent_id} in session {sid}")
+    status = session_status(snap)
     parts = [
-        f'<p>{badge(session_status(snap))} <span class="small">{esc(store.location)}</span></p>'
+        ("status", f'<p>{badge(status)} <span class="small">{esc(store.location)}</span></p>'),
     ]
+    if job is not None and agent_id:
+        parts.append(("node-slices", node_attempts(job[0], job[1], agent_id)))
     if snap.multi_agent is not None:
-        parts.append(graph_section(sid, snap.multi_agent, snap))
-    parts.append(_check(store, snap))
+        job_id = job[1] if job is not None else None
+        parts.append(("graph", graph_section(sid, snap.multi_agent, snap, job_id=job_id)))
+    parts.append(("check", _check(store, snap)))
     for agent in snap.agents.values():
         if agent_id in (None, agent.agent_id):
             resumes, notes = load_resumes(store.storage, sid, agent.agent_id)
-            parts.append(agent_section(sid, agent, resumes, notes))
-    return f"session {sid}", "".join(parts)
+            parts.append((f"agent-{agent.agent_id}", agent_section(sid, agent, resumes, notes)))
+    return status in ACTIVE, parts
 
 
 def _check(store: SessionStore, snap: SessionSnapshot) -> str:

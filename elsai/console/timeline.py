@@ -14,6 +14,7 @@ from typing import Any
 from elsai.console.html import badge, esc, folded_json
 
 WIDTH, ROW, LABEL, OUTCOME = 900, 26, 150, 110
+CHAR_W, MAX_LABEL = 7, 320  # an average label character's width, the widest label column
 SNIPPET = 120
 
 
@@ -25,6 +26,7 @@ class Bar:
     start: float
     end: float | None = None
     outcome: str = "running"
+    node: str | None = None  # the Graph's or Swarm's node this slice ran
     marks: list[tuple[float, str]] = field(default_factory=list)
 
 
@@ -50,15 +52,19 @@ def failure_kind(event: dict[str, Any]) -> str:
 def bars(events: list[dict[str, Any]]) -> list[Bar]:
     """The attempts and waits the events describe, in the order they began."""
     out: list[Bar] = []
-    current: Bar | None = None
+    open_bars: dict[str | None, Bar] = {}  # by node: a Graph's node slices run side by side
     wait: Bar | None = None
     for event in events:
         at, kind = _ts(event), event.get("type")
         if at is None:
             continue
+        node = str(event["node"]) if event.get("node") is not None else None
+        current = open_bars.get(node)
         if kind in ("slice_started", "retry"):
             attempt = event.get("attempt", 1)
-            current = Bar(f"slice {event.get('slice')} · attempt {attempt}", at)
+            where = f"{node} · " if node is not None else ""
+            current = Bar(f"{where}slice {event.get('slice')} · attempt {attempt}", at, node=node)
+            open_bars[node] = current
             out.append(current)
         elif kind == "attempt_failed" and current is not None:
             current.end, current.outcome = at, failure_kind(event)
@@ -86,15 +92,17 @@ def timeline_svg(events: list[dict[str, Any]], now: float) -> str:
         return '<p class="small">no slices yet</p>'
     t0 = min(b.start for b in shown)
     t1 = max([now if b.end is None else b.end for b in shown] + [t0 + 1])
-    scale = (WIDTH - LABEL - OUTCOME) / (t1 - t0)
+    # node names make labels longer: the label column grows to fit them (within bounds)
+    label_w = min(max(LABEL, max(len(b.label) for b in shown) * CHAR_W + 10), MAX_LABEL)
+    scale = (WIDTH - label_w - OUTCOME) / (t1 - t0)
     rows = []
     for i, bar in enumerate(shown):
         y = i * ROW + 20
-        x = LABEL + (bar.start - t0) * scale
+        x = label_w + (bar.start - t0) * scale
         width = max(((now if bar.end is None else bar.end) - bar.start) * scale, 4)
         css = bar.outcome.replace(" ", "_").lower()
         marks = "".join(
-            f'<g class="mark"><title>{esc(text)}</title><circle cx="{LABEL + (t - t0) * scale:.1f}" '
+            f'<g class="mark"><title>{esc(text)}</title><circle cx="{label_w + (t - t0) * scale:.1f}" '
             f'cy="{y + 9}" r="5"/></g>'
             for t, text in bar.marks
         )
@@ -107,7 +115,7 @@ def timeline_svg(events: list[dict[str, Any]], now: float) -> str:
         )
     height = len(shown) * ROW + 30
     axis = (
-        f'<text class="axis" x="{LABEL}" y="12">0 s</text>'
+        f'<text class="axis" x="{label_w}" y="12">0 s</text>'
         f'<text class="axis" x="{WIDTH - OUTCOME - 30}" y="12">{t1 - t0:.0f} s</text>'
     )
     return (
@@ -119,6 +127,8 @@ def timeline_svg(events: list[dict[str, Any]], now: float) -> str:
 def event_text(event: dict[str, Any]) -> str:
     """One event in words (escaped HTML)."""
     kind, sl = event.get("type"), esc(event.get("slice"))
+    if event.get("node") is not None:  # a node's slice: say which node
+        sl = f"{sl} of node {esc(event.get('node'))}"
     if kind == "slice_started":
         return f"slice {sl} started"
     if kind == "attempt_failed":

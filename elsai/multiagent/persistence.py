@@ -115,6 +115,14 @@ class CursorRecord(BaseModel):
         return require_schema_version(value, MULTI_AGENT_SCHEMA_VERSION)
 
 
+class EdgeRecord(BaseModel):
+    """One edge of the graph's topology, by node names (its condition is code, not stored)."""
+
+    from_node: str
+    to_node: str
+    conditional: bool = False
+
+
 class GraphCursor(CursorRecord):
     """A graph run in multi_agent.json: what completed, failed, and runs next."""
 
@@ -133,6 +141,8 @@ class GraphCursor(CursorRecord):
     node_executions: dict[str, int] = Field(default_factory=dict)
     #: Interrupts answered so far in a node's current execution (numbers resume invocations).
     interrupt_rounds: dict[str, int] = Field(default_factory=dict)
+    #: The graph's edges, so a reader (the console) can draw the whole graph; not read back.
+    edges: list[EdgeRecord] = Field(default_factory=list)
 
 
 class HandoffRecord(BaseModel):

@@ -16,6 +16,7 @@ from elsai_lambdas.jobs_api import aws
 
 MAX_CAUSE_CHARS = 500
 HISTORY_PAGE = 1000  # Step Functions' largest page
+_FAILURES = frozenset({"TaskFailed", "TaskTimedOut", "TaskStartFailed", "TaskSubmitFailed"})
 _ENDINGS = {
     "ExecutionSucceeded": "SUCCEEDED",
     "ExecutionFailed": "FAILED",
@@ -114,7 +115,7 @@ def convert(raw: dict[str, Any], state: HistoryState) -> tuple[list[dict[str, An
         return _entered(raw, state)
     if kind == "TaskScheduled" and state.failures and state.state == "RunSlice":
         return [{"type": "retry", "slice": state.slice, "attempt": state.failures + 1}], state
-    if kind in ("TaskFailed", "TaskTimedOut", "TaskStartFailed", "TaskSubmitFailed"):
+    if kind in _FAILURES:
         details = _details(raw, kind)
         event = {
             "type": "attempt_failed", "state": state.state, "slice": state.slice,
@@ -132,6 +133,70 @@ def convert(raw: dict[str, Any], state: HistoryState) -> tuple[list[dict[str, An
             event["cause"] = _clip(details.get("cause"))
         return [event], state
     return [], state
+
+
+NODE_STATE = "NodeSlice"  # the state of a Graph's/Swarm's node slice (a Map branch)
+MAX_CHAIN = 200  # events followed back to find an event's state (a slice's retries are fewer)
+
+
+@dataclass(frozen=True)
+class NodeAttempt:
+    """Where a raw event of a node slice belongs: the node, its slice, failures before it."""
+
+    node: str
+    slice: int | None
+    failures: int
+
+
+def node_attempt(raw: dict[str, Any], seen: dict[int, dict[str, Any]]) -> NodeAttempt | None:
+    """The node slice `raw` belongs to, following previousEventId back to where it entered.
+
+    Map branches run side by side, so their events interleave; unlike the single-agent path,
+    the order of events cannot say which state an event is of, but the chain of ids can.
+    """
+    failures, current = 0, raw
+    for _ in range(MAX_CHAIN):
+        kind = str(current.get("type", ""))
+        if kind == "TaskStateEntered":
+            if str(_details(current, "StateEntered").get("name")) != NODE_STATE:
+                return None
+            data = _json(_details(current, "StateEntered").get("input"))
+            data = data if isinstance(data, dict) else {}
+            slice_no = data.get("slice")
+            node = str(data.get("node") or "")[:MAX_CAUSE_CHARS]
+            return NodeAttempt(node, slice_no if type(slice_no) is int else None, failures)
+        if kind.endswith("StateExited") or kind.endswith("StateEntered"):
+            return None  # another state's event: the chain left the node slice
+        if current is not raw and kind in _FAILURES:
+            failures += 1
+        previous = current.get("previousEventId")
+        if type(previous) is not int or previous not in seen:
+            return None
+        current = seen[previous]
+    return None
+
+
+def _node_events(raw: dict[str, Any], where: NodeAttempt) -> list[dict[str, Any]]:
+    """The public events of a node slice's raw event; each names its node."""
+    kind = str(raw.get("type", ""))
+    base = {"node": where.node, "slice": where.slice}
+    if kind == "TaskStateEntered":
+        return [{"type": "slice_started", **base}]
+    if kind == "TaskScheduled" and where.failures:
+        return [{"type": "retry", **base, "attempt": where.failures + 1}]
+    if kind in _FAILURES:
+        details = _details(raw, kind)
+        return [{
+            "type": "attempt_failed", "state": NODE_STATE, **base,
+            "error": details.get("error") or ("States.Timeout" if kind == "TaskTimedOut" else None),
+            "cause": _clip(details.get("cause")),
+        }]  # fmt: skip
+    if kind == "TaskSucceeded":
+        output = _json(_details(raw, "TaskSucceeded").get("output"))
+        payload = output.get("Payload") if isinstance(output, dict) else None
+        if isinstance(payload, dict):
+            return [{**e, "node": where.node} for e in _slice_result(payload, where.slice)]
+    return []
 
 
 @dataclass(frozen=True)
@@ -154,6 +219,7 @@ def history_events(
     Stops before the first raw event whose events would go past `limit` (never splits one).
     """
     out: list[tuple[dict[str, Any], int, HistoryState]] = []
+    seen: dict[int, dict[str, Any]] = {}
     scanned = after_id
     token: str | None = None
     while True:
@@ -163,9 +229,14 @@ def history_events(
         page = aws.sfn().get_execution_history(**kwargs)
         for raw in sorted(page.get("events", []), key=lambda e: int(e.get("id", 0))):
             raw_id = int(raw.get("id", 0))
+            seen[raw_id] = raw
             if raw_id <= scanned:
                 continue
-            events, after = convert(raw, state)
+            where = node_attempt(raw, seen)
+            if where is None:
+                events, after = convert(raw, state)
+            else:  # a node slice's event leaves the single-agent context as it is
+                events, after = _node_events(raw, where), state
             if out and len(out) + len(events) > limit:
                 return HistoryPage(events=out, scanned_id=scanned, scanned_state=state)
             at = stamp(raw.get("timestamp"))

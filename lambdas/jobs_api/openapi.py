@@ -191,7 +191,13 @@ _OPERATIONS: dict[tuple[str, str], dict[str, Any]] = {
                 "required": ["job_id", "status", "events", "cursor"],
                 "properties": {
                     **_JOB_OUT["properties"],
-                    "events": {"type": "array"},
+                    "events": {
+                        "type": "array",
+                        "description": "Progress events in order. An event of a Graph's or "
+                        "Swarm's node slice (slice_started, retry, attempt_failed, resumed, "
+                        "slice_ended, interrupted) also has `node`, the node it ran; the "
+                        "job's own slices have none.",
+                    },
                     "cursor": {"type": "string"},
                 },
             },

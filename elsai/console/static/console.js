@@ -1,4 +1,4 @@
-// elsai console: refresh a running job's parts in place (polling), nothing else.
+// elsai console: refresh a running job's or active session's parts in place (polling), nothing else.
 // The server renders and escapes every part; this script only swaps whole parts whose
 // version changed, so a form being filled in is left alone until its interrupts change.
 "use strict";
@@ -27,7 +27,7 @@
       });
       if (response.ok) {
         swap(live, await response.text());
-        if (response.headers.get("X-Job-Ended") === "1") {
+        if (response.headers.get("X-Live-Ended") === "1") {
           live.setAttribute("data-ended", "1");
           return;
         }

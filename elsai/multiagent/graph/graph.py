@@ -35,6 +35,7 @@ from elsai.multiagent.graph.topology import Topology
 from elsai.multiagent.invoke import has_interrupt_responses
 from elsai.multiagent.persistence import (
     CursorStore,
+    EdgeRecord,
     GraphCursor,
     NodeRecord,
     decode_task,
@@ -183,6 +184,12 @@ class Graph(MultiAgentBase):
             accumulated_metrics=dict(state.accumulated_metrics),
             error=state.error,
             resumable=state.resumable,
+            edges=[
+                EdgeRecord(
+                    from_node=e.from_node, to_node=e.to_node, conditional=e.condition is not None
+                )
+                for e in self.edges
+            ],  # fmt: skip
         )
 
     def _restore(self, cursor: GraphCursor) -> GraphState:

@@ -58,8 +58,12 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
                            child_env={"AGENT_LEDGER": str(ledger)})  # fmt: skip
     with runtime:
         api = LocalHttpApi(runtime).start()
-        # the caller's own sessions (isolation is on by default: owners/<tag>/); AWS_ENDPOINT_URL: moto
-        store = open_store(None, f"s3://{runtime.bucket}/{runtime.storage_prefix}")
+        # the caller's own prefix (owners/<tag>/ under tenant isolation, the service's default),
+        # as `elsai console --s3 s3://BUCKET/owners/TAG` reads it; AWS_ENDPOINT_URL: moto
+        prefix = runtime.storage_prefix.rstrip("/")
+        store = open_store(
+            None, f"s3://{runtime.bucket}/{prefix}" if prefix else f"s3://{runtime.bucket}"
+        )
         server = ConsoleServer(Sources(store=store, jobs=JobsClient(api.url, sign=False)))
         server.start()
         try:

@@ -1,7 +1,7 @@
 """Agent factories for the console's browser tests (imported by the Lambda children).
 
 - "xss": a tool whose output (and the model's answer) is hostile HTML, to show it stays text;
-- "graph", "graph-ask", "swarm": the multi-agent test jobs (ma_agents);
+- "graph", "graph-ask", "graph-fail", "swarm": the multi-agent test jobs (ma_agents);
 - anything else: the serverless tests' agents ("approver" asks a human; the order agent).
 """
 
@@ -43,6 +43,6 @@ def build_agent(config: AgentConfig) -> Any:
     if config.agent_id == "xss":
         return Agent(model=ScriptedModel([_xss_turn] * 10, record=False), tools=[fetch_page],
                      config=config)  # fmt: skip
-    if config.agent_id in ("graph", "graph-ask", "swarm"):
+    if config.agent_id in ("graph", "graph-ask", "graph-fail", "swarm"):
         return ma_agents.build_agent(config)
     return serverless_agents.build_agent(config)

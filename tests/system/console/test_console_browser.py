@@ -117,11 +117,72 @@ def test_a_graph_job_shows_its_nodes_states_and_a_node_opens_its_transcript(
     listed = tab.locator("section.graph ul.nodes").inner_text()
     assert "editor done" in listed
     shoot(tab, "graph-job")
-    tab.locator("section.graph svg a.node[data-node=writer_a]").click()
-    tab.wait_for_url("**/sessions/**agent=writer_a")
+    assert tab.locator("section.graph svg line.edge").count() == 4  # finished: every edge drawn
+    tab.locator("section.graph svg a.node[data-node=writer_a]").focus()
+    tab.keyboard.press("Enter")  # a node opens by keyboard
+    tab.wait_for_url("**/sessions/**agent=writer_a&job=*")
     assert tab.locator("section.agent h2").inner_text().startswith("agent writer_a")
     assert "writer_a-1" in tab.locator(".transcript").inner_text()
+    slices = tab.locator("section[data-part=node-slices]")
+    assert (
+        "slices of node writer_a" in slices.inner_text() and "1 attempt(s)" in slices.inner_text()
+    )
+    labels = slices.locator("svg.timeline g.bar title").all_text_contents()
+    assert labels == ["writer_a · slice 0 · attempt 1: completed"]
+    assert "editor" not in slices.inner_text()  # only this node's slices
+    shoot(tab, "graph-node-slices")
     assert unlabelled_controls(tab) == []
+
+
+def test_a_swarm_is_drawn_with_its_handoffs_and_a_failed_graph_with_its_failed_node(
+    console: Console, page: Page
+) -> None:
+    swarm = console.stack.rt.start_job("A customer writes", agent_id="swarm")
+    failed = console.stack.rt.start_job("Print it", agent_id="graph-fail")
+    _wait_status(console, swarm["job_id"], "SUCCEEDED", timeout=120)
+    _wait_status(console, failed["job_id"], "FAILED", timeout=120)
+    tab = page.page
+    tab.goto(f"{console.url}/jobs/{swarm['job_id']}")
+    nodes = tab.locator("section.graph svg a.node")
+    drawn = {nodes.nth(i).get_attribute("data-node"): nodes.nth(i).get_attribute("data-state")
+             for i in range(nodes.count())}  # fmt: skip
+    assert drawn == dict.fromkeys(["triage", "specialist", "closer"], "done")
+    assert tab.locator("section.graph svg line.edge").count() == 2  # the two handoffs
+    shoot(tab, "swarm-job")
+    tab.goto(f"{console.url}/jobs/{failed['job_id']}")
+    nodes = tab.locator("section.graph svg a.node")
+    drawn = {nodes.nth(i).get_attribute("data-node"): nodes.nth(i).get_attribute("data-state")
+             for i in range(nodes.count())}  # fmt: skip
+    assert drawn == {"researcher": "done", "broken": "failed"}
+    assert tab.locator("section.graph svg line.edge").count() == 1
+    assert "the printer is on fire" in tab.locator("section[data-part=summary]").inner_text()
+    shoot(tab, "graph-failed")
+    assert page.errors == []
+
+
+def test_a_session_page_updates_in_place_while_its_job_runs(console: Console, page: Page) -> None:
+    def slow(info: InvocationInfo) -> Fault | None:
+        return Fault(tool_seconds=1.5) if info.action == RUN_SLICE else None
+
+    console.stack.rt.faults = slow
+    job = console.stack.rt.start_job(PROMPT, session_id="console-live")
+    tab = page.page
+    deadline = time.monotonic() + 60
+    while True:  # the session runs once the job wrote its first bookmark
+        tab.goto(f"{console.url}/sessions/console-live")
+        if tab.locator("section[data-part=status] .s-running").count():
+            break
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    tab.evaluate("() => { window.__same_page = 1; }")
+    assert tab.locator("#live").get_attribute("data-ended") == "0"
+    first = tab.locator(".transcript").inner_text()
+    tab.locator("section[data-part=status] .s-completed").wait_for(timeout=90_000)
+    _wait_status(console, job["job_id"], "SUCCEEDED")
+    assert tab.evaluate("() => window.__same_page") == 1  # updated in place, never reloaded
+    assert len(tab.locator(".transcript").inner_text()) > len(first)
+    assert tab.locator("#live").get_attribute("data-ended") == "1"  # polling stopped
+    assert page.errors == []
 
 
 def test_cancel_from_the_page_ends_a_running_job(console: Console, page: Page) -> None:

@@ -122,6 +122,38 @@ def test_a_kill_inside_a_parallel_node_retries_only_that_node(stack: LocalStack)
         "writer_b-2": 1,
     }
     assert "writer_a" in final["result"]["text"] and "writer_b" in final["result"]["text"]
+    _events_name_each_nodes_attempts(stack, job["job_id"])
+
+
+def _all_events(stack: LocalStack, job_id: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    cursor = None
+    while True:  # small pages: a node's events must keep their node across page cuts
+        page = stack.rt.events(job_id, after=cursor, limit=3)
+        if not page["events"]:
+            return events
+        events += page["events"]
+        cursor = page["cursor"]
+
+
+def _events_name_each_nodes_attempts(stack: LocalStack, job_id: str) -> None:
+    events = _all_events(stack, job_id)
+    of = {n: [(e["type"], e.get("attempt")) for e in events if e.get("node") == n]
+          for n in ("researcher", "writer_a", "writer_b", "editor")}  # fmt: skip
+    assert of["writer_a"] == [
+        ("slice_started", None), ("attempt_failed", None), ("retry", 2), ("resumed", None),
+        ("slice_ended", None),
+    ]  # fmt: skip
+    for node in ("researcher", "writer_b", "editor"):
+        assert of[node] == [("slice_started", None), ("slice_ended", None)], (node, of[node])
+    failed = next(e for e in events if e["type"] == "attempt_failed")
+    assert failed["node"] == "writer_a" and failed["state"] == "NodeSlice"
+    ended = [e for e in events if e["type"] == "slice_ended" and "node" in e]
+    assert {e["status"] for e in ended} == {"completed"}
+    # the job's own first slice (it hands over to the graph) names no node, as before
+    assert (
+        events[0] == {**events[0], "type": "slice_started", "slice": 0} and "node" not in events[0]
+    )
 
 
 def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(stack: LocalStack) -> None:

@@ -140,3 +140,17 @@ def test_acts_need_the_token_a_same_origin_form_and_a_small_body(served: Console
     # the token is right, but this console has no jobs API: nothing to act on
     same = {**headers, "Origin": f"http://127.0.0.1:{served.port}"}
     assert _call(served, "POST", "/jobs/j1/cancel", body=body, headers=same).status == 404
+
+
+def test_a_session_page_is_live_only_while_active_and_its_live_part_is_escaped(
+    served: ConsoleServer,
+) -> None:
+    page = _call(served, "GET", "/sessions/s-ok?agent=worker").text
+    assert 'data-src="/sessions/s-ok/live?agent=worker" data-ended="1"' in page  # completed
+    live = _call(served, "GET", "/sessions/s-ok/live?agent=worker")
+    assert live.status == 200 and live.getheader("X-Live-Ended") == "1"
+    assert live.text.count("<section data-part=") == 3  # status, check, the agent
+    assert '<section data-part="status"' in live.text and "<html" not in live.text
+    hostile = _call(served, "GET", "/sessions/s-ok?agent=worker&job=%22%3E%3Cscript%3E").text
+    assert "<script>" not in hostile and "no jobs API given to this console" in hostile
+    assert _call(served, "GET", "/sessions/nope/live").status == 404

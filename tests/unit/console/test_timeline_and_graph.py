@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from elsai.console.graph import edges_of, graph_section, node_states
-from elsai.console.timeline import bars, failure_kind, timeline_svg
+from elsai.console.timeline import bars, event_text, failure_kind, timeline_svg
 
 
 def _at(second: int) -> str:
@@ -81,3 +81,26 @@ def test_import_elsai_does_not_import_the_console() -> None:
     code = "import elsai, sys; print(sorted(m for m in sys.modules if m.startswith(('elsai.console', 'elsai.client'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_parallel_node_slices_get_a_bar_each_and_say_their_node() -> None:
+    at = "2026-01-01T00:00:0{}Z".format
+    events = [
+        {"type": "slice_started", "at": at(0), "slice": 0, "node": "a"},
+        {"type": "slice_started", "at": at(1), "slice": 0, "node": "b"},
+        {"type": "attempt_failed", "at": at(2), "slice": 0, "node": "a", "error": "Sandbox.Exited"},
+        {"type": "slice_ended", "at": at(3), "slice": 0, "node": "b", "status": "completed"},
+        {"type": "retry", "at": at(4), "slice": 0, "node": "a", "attempt": 2},
+        {"type": "slice_ended", "at": at(5), "slice": 0, "node": "a", "status": "completed"},
+    ]
+    shown = [(b.label, b.outcome) for b in bars(events)]
+    assert shown == [
+        ("a · slice 0 · attempt 1", "killed"),
+        ("b · slice 0 · attempt 1", "completed"),
+        ("a · slice 0 · attempt 2", "completed"),
+    ]
+    assert event_text(events[4]) == "slice 0 of node a retried: attempt 2"
+    # the label column grows to fit the node names (23 characters here), a job's alone keeps it
+    assert '<text class="axis" x="171" y="12">0 s</text>' in timeline_svg(events, 0)
+    alone = [{**e, "node": None} for e in events[:1]]
+    assert '<text class="axis" x="150" y="12">0 s</text>' in timeline_svg(alone, 0)
