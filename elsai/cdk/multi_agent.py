@@ -15,7 +15,8 @@ then continues here (the single-agent path is untouched):
     Fold        : Lambda {action: fold, batch, results: $.batch} -> $.plan (same shape)
     FoldRoute   : run -> NextBatch -> Plan; completed / failed as above;
                   interrupted -> WaitForNodeResponses (task token parked, all pending
-                  interrupts of the batch, each naming its node) -> ResumeNodes -> Plan
+                  interrupts of the batch, each naming its node) -> UpgradeNodesOnResume
+                  -> ResumeNodes (or ResumeNodesUpgraded: the answer names a version) -> Plan
 
 Interrupts are collected at the fold, not inside a branch: the batch's other nodes finish,
 one parked token covers every interrupted node (as `graph(task)` stops after its batch),
@@ -31,6 +32,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
+from elsai.cdk.pinning import upgrade_on_resume
 from elsai.cdk.tasks import (
     JSON_NULL,
     AgentTask,
@@ -43,6 +45,7 @@ from elsai.cdk.tasks import (
     task_failed,
 )
 from elsai.serverless.contract import (
+    AGENT_FUNCTION_FIELD,
     COMPLETED,
     CONTINUE,
     FAILED,
@@ -109,6 +112,17 @@ class MultiAgentStates(Construct):
                 "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
             },
         )
+        resume_upgraded = sfn.Pass(
+            self,
+            "ResumeNodesUpgraded",
+            comment="Carry the answers on, on the version the job was upgraded to.",
+            parameters={
+                **job_ids(),
+                AGENT_FUNCTION_FIELD: path(f"$.answer.{AGENT_FUNCTION_FIELD}"),
+                "prompt.$": JSON_NULL,
+                "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
+            },
+        )
         # A Pass shapes the output: cfn-lint (wrongly) flags OutputPath on a Succeed state.
         completed = sfn.Pass(
             self,
@@ -120,8 +134,9 @@ class MultiAgentStates(Construct):
         nodes.next(fold)
         fold.next(self._route("FoldRoute", next_batch, completed, wait))
         next_batch.next(plan)
-        wait.next(resume)
+        wait.next(upgrade_on_resume(self, resume, resume_upgraded, "UpgradeNodesOnResume"))
         resume.next(plan)
+        resume_upgraded.next(plan)  # the plan compares fingerprints: a removed node fails
         return sfn.Pass(
             self,
             "StartMultiAgent",
