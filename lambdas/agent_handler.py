@@ -143,9 +143,9 @@ def _orchestrate(action: str, event: dict[str, Any], context: LambdaContext) -> 
         request, session_manager=manager, factory=factory, deadline=DEADLINE
     )
     if action == PLAN:
-        result: Any = orchestration.plan(request, steps)
+        result: Any = orchestration.plan(request, steps, manager.storage)
     elif action == FOLD:
-        result = orchestration.fold(request, steps)
+        result = orchestration.fold(request, steps, manager.storage)
     else:
         result = orchestration.run_node_slice(
             request, steps, remaining_ms=context.get_remaining_time_in_millis, deadline=DEADLINE

@@ -5,6 +5,10 @@ The logic (and why it never expires single messages) is in ``elsai.serverless.re
 Permissions: list the sessions bucket, delete objects under ``session_*`` and each owner's
 ``owners/*/session_*`` (no version deletes),
 list the jobs state machine's RUNNING executions and describe them (a live job's session stays).
+
+With ``ELSAI_AGENT_FUNCTION_NAME`` and ``ELSAI_AGENT_VERSION_ARN`` set it also deletes agent
+function versions no live job uses (``elsai.serverless.version_cleanup``): it may list the
+function's versions, delete its qualified ARNs and read the jobs' version records.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, StrictBool, ValidationError
 
 from elsai.aws_clients import shared_client
+from elsai.serverless.contract import CURRENT_VERSION_ENV, version_of
 from elsai.serverless.retention import live_sessions, sweep_idle_sessions
+from elsai.serverless.version_cleanup import clean_versions, live_versions
 
 logger = Logger()
 metrics = Metrics()
@@ -68,4 +74,31 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         name="SessionsSwept", unit=MetricUnit.Count, value=len(report.sessions_deleted)
     )
     logger.info("sweep finished", extra=report.model_dump())
-    return report.model_dump()
+    return {**report.model_dump(), **_clean_versions(bucket, machine, request.dry_run)}
+
+
+def _read(bucket: str) -> Any:
+    s3 = shared_client("s3")
+
+    def read(key: str) -> bytes | None:
+        try:
+            return bytes(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+        except s3.exceptions.NoSuchKey:
+            return None
+
+    return read
+
+
+def _clean_versions(bucket: str, machine: str, dry_run: bool) -> dict[str, Any]:
+    """Delete the agent versions no live job uses (when configured); the report, by key."""
+    function = os.environ.get("ELSAI_AGENT_FUNCTION_NAME", "")
+    current = os.environ.get(CURRENT_VERSION_ENV, "")
+    if not function or not current:
+        return {}
+    live = live_versions(shared_client("stepfunctions"), machine, _read(bucket))
+    report = clean_versions(
+        shared_client("lambda"), function, current=version_of(current), live=live, dry_run=dry_run
+    )
+    metrics.add_metric(name="VersionsDeleted", unit=MetricUnit.Count, value=len(report.deleted))
+    logger.info("version cleanup finished", extra=report.model_dump())
+    return {"versions": report.model_dump()}

@@ -17,7 +17,8 @@ then continues here (the single-agent path is untouched):
                   model calls; a crossed budget fails the run naming the node)
     FoldRoute   : run -> NextBatch -> CheckBatchBudget; completed / failed as above;
                   interrupted -> WaitForNodeResponses (task token parked, all pending
-                  interrupts of the batch, each naming its node) -> ResumeNodes -> CheckBatchBudget
+                  interrupts of the batch, each naming its node) -> UpgradeNodesOnResume
+                  -> ResumeNodes (or ResumeNodesUpgraded: the answer names a version) -> CheckBatchBudget
     CheckBatchBudget: this execution's slices (node slices + each batch's own states) >=
                   slicesPerExecution -> MultiAgentPrepareHandOff (the continuation: the next
                   execution starts at ContinueMultiAgent -> Plan); else Plan
@@ -37,6 +38,7 @@ from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.continuation import continuation
+from elsai.cdk.pinning import upgrade_on_resume
 from elsai.cdk.tasks import (
     JSON_NULL,
     AgentTask,
@@ -50,6 +52,7 @@ from elsai.cdk.tasks import (
     task_failed,
 )
 from elsai.serverless.contract import (
+    AGENT_FUNCTION_FIELD,
     COMPLETED,
     CONTINUE,
     FAILED,
@@ -152,6 +155,18 @@ class MultiAgentStates(Construct):
                 **counters("$.plan.Payload.slices", self._config.slices_per_batch + 1),
             },
         )
+        resume_upgraded = sfn.Pass(
+            self,
+            "ResumeNodesUpgraded",
+            comment="Carry the answers on, on the version the job was upgraded to.",
+            parameters={
+                **job_ids(),
+                AGENT_FUNCTION_FIELD: path(f"$.answer.{AGENT_FUNCTION_FIELD}"),
+                "prompt.$": JSON_NULL,
+                "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
+                **counters("$.plan.Payload.slices", self._config.slices_per_batch + 1),
+            },
+        )
         # A Pass shapes the output: cfn-lint (wrongly) flags OutputPath on a Succeed state.
         completed = sfn.Pass(
             self,
@@ -164,8 +179,9 @@ class MultiAgentStates(Construct):
         nodes.next(fold)
         fold.next(self._route("FoldRoute", next_batch, completed, wait))
         next_batch.next(budget)
-        wait.next(resume)
+        wait.next(upgrade_on_resume(self, resume, resume_upgraded, "UpgradeNodesOnResume"))
         resume.next(budget)
+        resume_upgraded.next(budget)  # the plan compares fingerprints: a removed node fails
         return self._entries(plan)
 
     def _entries(self, plan: sfn.IChainable) -> tuple[sfn.IChainable, sfn.IChainable]:

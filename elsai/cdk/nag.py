@@ -181,6 +181,20 @@ def _sweeper(stack: ElsaiStack) -> None:
         "DescribeExecution on executions of this one state machine (the input names a live "
         "job's session, which the sweeper keeps); execution names are per job, so '*'.",
     )
+    agent_arn = _arn_ref(stack, stack.agent.function)
+    _ack(
+        policy,
+        f"AwsSolutions-IAM5[Resource::{agent_arn}:*]",
+        "Version cleanup: lambda:DeleteFunction on the agent function's qualified ARNs (one "
+        "version each, never the function); which versions exist it only learns by listing.",
+    )
+    for pattern in ("jobs/*/version.json", "owners/*/jobs/*/version.json"):
+        _ack(
+            policy,
+            f"AwsSolutions-IAM5[Resource::{bucket_arn}/{pattern}]",
+            "Version cleanup reads the version records of live jobs (s3:GetObject only): a "
+            "version a running job was upgraded to is kept; job ids are per job, so '*'.",
+        )
     _ack(policy, "AwsSolutions-IAM5[Resource::*]", XRAY)
     _ack(stack.sweeper.function, "AwsSolutions-L1", RUNTIME)
 

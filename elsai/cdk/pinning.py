@@ -38,10 +38,13 @@ def pin_version(
 
 
 def upgrade_on_resume(
-    scope: Construct, resume: sfn.IChainable, resume_upgraded: sfn.IChainable
+    scope: Construct,
+    resume: sfn.IChainable,
+    resume_upgraded: sfn.IChainable,
+    state_name: str = "UpgradeOnResume",
 ) -> sfn.Choice:
     """UpgradeOnResume: an answer that names a version (an upgraded job) moves the job to it."""
-    choice = sfn.Choice(scope, "UpgradeOnResume")
+    choice = sfn.Choice(scope, state_name)
     choice.when(sfn.Condition.is_present(f"$.answer.{AGENT_FUNCTION_FIELD}"), resume_upgraded)
     return choice.otherwise(resume)
 

@@ -167,4 +167,6 @@ class DurableAgentService(Construct):
                 execution_arns=self.api.execution_arns,
                 idle_days=self.config.session_retention_days,
                 config=self.config,
+                agent_function=self.agent.function,
+                current_version=self.agent.version,
             )

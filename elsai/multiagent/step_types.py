@@ -63,6 +63,10 @@ class OrchestratorSteps(abc.ABC):
         """Start the run keyed by `invocation_id` (or continue the stored one); the nodes to run now."""
 
     @abc.abstractmethod
+    def shape(self) -> tuple[list[str], list[str]]:
+        """The node names and the edges (``"a -> b"``): what a build fingerprint records."""
+
+    @abc.abstractmethod
     def node_agent(self, name: str) -> Agent:
         """The Agent of node `name` (a clear error for a name the orchestrator does not have)."""
 

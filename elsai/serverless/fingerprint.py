@@ -2,7 +2,9 @@
 
 The first slice of a job records the fingerprint of the agent the factory built
 (``jobs/<job_id>/fingerprint.json``: elsai version, the agent function version, model id,
-system prompt digest, each tool's name and input-schema digest). Every later slice compares:
+system prompt digest, each tool's name and input-schema digest; for a Graph or Swarm job, its
+node set and edges, and each node's prompt and tools). Every later slice compares (a Graph's
+or Swarm's plan and fold steps, once per batch):
 
 - same function version, different fingerprint: the pinned code did not rebuild the same
   agent (a factory that reads the environment or the clock, a changed model id setting) —
@@ -26,6 +28,7 @@ from elsai.session.storage.base import StorageBackend
 
 if TYPE_CHECKING:
     from elsai.agent import Agent
+    from elsai.multiagent.step_types import OrchestratorSteps
 
 
 def _digest(value: Any) -> str:
@@ -43,6 +46,11 @@ class BuildFingerprint(BaseModel):
     model_id: str = Field(max_length=512)
     system_prompt: str = Field(max_length=64)  # a digest, never the prompt itself
     tools: dict[str, str] = Field(default_factory=dict, max_length=1000)  # name -> schema digest
+    #: A Graph's or Swarm's node names and edges ("a -> b"); empty for a single agent.
+    nodes: list[str] = Field(default_factory=list, max_length=1000)
+    edges: list[str] = Field(default_factory=list, max_length=10000)
+    #: Per node: a digest of its system prompt and model id.
+    node_builds: dict[str, str] = Field(default_factory=dict, max_length=1000)
 
 
 class FingerprintRecord(BaseModel):
@@ -71,6 +79,39 @@ def fingerprint_of(agent: Agent, agent_function: str | None) -> BuildFingerprint
     )
 
 
+def steps_fingerprint(steps: OrchestratorSteps, agent_function: str | None) -> BuildFingerprint:
+    """The fingerprint of a Graph's or Swarm's steps: its shape and every node agent's build.
+
+    Tools are keyed ``node.tool``; the model id is the orchestrator kind, and each node's own
+    prompt and model id are digested per node (``node_builds``).
+    """
+    nodes, edges = steps.shape()
+    prompts: dict[str, str] = {}
+    tools: dict[str, str] = {}
+    for name in nodes:
+        agent = steps.node_agent(name)
+        one = fingerprint_of(agent, agent_function)
+        prompts[name] = _digest([one.system_prompt, one.model_id])
+        tools.update({f"{name}.{tool}": digest for tool, digest in one.tools.items()})
+    import elsai
+
+    return BuildFingerprint(
+        elsai_version=elsai.__version__,
+        code_version=version_of(agent_function) if agent_function else "",
+        model_id=steps.kind,
+        system_prompt=_digest(None),
+        tools=tools,
+        nodes=nodes,
+        edges=edges,
+        node_builds=prompts,
+    )
+
+
+def removed_nodes(changes: list[str]) -> list[str]:
+    """The nodes an upgrade's changes removed from the graph (``node `b` removed``)."""
+    return [c.split("`")[1] for c in changes if c.startswith("node `") and c.endswith(" removed")]
+
+
 def differences(old: BuildFingerprint, new: BuildFingerprint) -> list[str]:
     """What changed, in words (``tool `refund` removed``, ``model id a -> b``)."""
     out = []
@@ -83,6 +124,16 @@ def differences(old: BuildFingerprint, new: BuildFingerprint) -> list[str]:
     out += [f"tool `{n}` added" for n in sorted(set(new.tools) - set(old.tools))]
     changed = [n for n in sorted(set(old.tools) & set(new.tools)) if old.tools[n] != new.tools[n]]
     out += [f"tool `{n}` input schema changed" for n in changed]
+    out += [f"node `{n}` removed" for n in sorted(set(old.nodes) - set(new.nodes))]
+    out += [f"node `{n}` added" for n in sorted(set(new.nodes) - set(old.nodes))]
+    out += [f"edge `{e}` removed" for e in sorted(set(old.edges) - set(new.edges))]
+    out += [f"edge `{e}` added" for e in sorted(set(new.edges) - set(old.edges))]
+    kept = sorted(set(old.node_builds) & set(new.node_builds))
+    out += [
+        f"node `{n}` prompt or model changed"
+        for n in kept
+        if old.node_builds[n] != new.node_builds[n]
+    ]
     return out
 
 

@@ -44,6 +44,7 @@ from elsai.serverless.contract import (
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts
 from elsai.serverless.factory import AgentFactory
+from elsai.serverless.fingerprint import check_build, removed_nodes, steps_fingerprint
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
 from elsai.serverless.node_scope import ScopedSessionManager, loaded_nodes
 from elsai.serverless.slice_core import (
@@ -57,6 +58,7 @@ from elsai.serverless.slice_core import (
     step_config,
 )
 from elsai.session.manager import SessionManager
+from elsai.session.storage.base import StorageBackend
 from elsai.types import AgentResult
 
 _RUN_STATUS: dict[str, RunStatus] = {
@@ -138,16 +140,52 @@ def plan_result(kind: str, outcome: StepOutcome, slices: int = 0) -> PlanResult:
     )
 
 
-def plan(request: JobStepRequest, steps: OrchestratorSteps) -> PlanResult:
-    """Start or continue the job's run; the nodes to run now (the job id keys the run)."""
+def checked_build(
+    request: JobStepRequest, steps: OrchestratorSteps, storage: StorageBackend | None
+) -> PlanResult | None:
+    """Record or compare the job's fingerprint (a deployed job only); a failed run, or None.
+
+    While pinned a difference raises ``BuildMismatchError`` (not retried). After an upgrade
+    the changes are recorded; a node the new code removed fails the run, naming it, and an
+    added node is planned like any other.
+    """
+    if storage is None or request.agent_function is None:
+        return None
+    built = steps_fingerprint(steps, request.agent_function)
+    gone = removed_nodes(check_build(storage, request.job_id, built))
+    if not gone:
+        return None
+    names = ", ".join(f"{n!r}" for n in gone)
+    error = (
+        f"the upgrade to version {built.code_version} removed node(s) {names} from the "
+        f"{steps.kind} this job runs; the run cannot continue (its nodes now: {built.nodes})"
+    )
+    return PlanResult(status=FAILED, kind=steps.kind, error=error)
+
+
+def plan(
+    request: JobStepRequest, steps: OrchestratorSteps, storage: StorageBackend | None = None
+) -> PlanResult:
+    """Start or continue the job's run; the nodes to run now (the job id keys the run).
+
+    With ``storage`` the build is fingerprint-checked first (``checked_build``).
+    """
+    failed = checked_build(request, steps, storage)
+    if failed is not None:
+        return failed
     return plan_result(steps.kind, steps.plan(request.prompt or "", request.job_id))
 
 
-def fold(request: FoldRequest, steps: OrchestratorSteps) -> PlanResult:
-    """Record the batch's node reports; the next batch, or how the run ended.
+def fold(
+    request: FoldRequest, steps: OrchestratorSteps, storage: StorageBackend | None = None
+) -> PlanResult:
+    """Record the batch's node reports; the next batch, or how the run ended (build checked).
 
     Every node's slices and model calls count toward the job's budgets (`budget_breach`).
     """
+    failed = checked_build(request, steps, storage)
+    if failed is not None:
+        return failed
     # in the order the nodes finished (as graph(task) records them); errored branches last
     finished = sorted(request.results, key=lambda item: float(item.get("ended_at") or "inf"))
     reports = {str(item["node"]): _report(item) for item in finished}
@@ -267,6 +305,7 @@ def _failed(request: NodeSliceRequest, message: str, started: float) -> NodeSlic
 
 __all__ = [
     "build_steps",
+    "checked_build",
     "fold",
     "node_config",
     "plan",

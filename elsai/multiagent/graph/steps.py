@@ -48,6 +48,14 @@ class GraphSteps(OrchestratorSteps):
         self.graph = graph
         self.store = CursorStore(graph.session_manager, "graph", graph.id)
 
+    def shape(self) -> tuple[list[str], list[str]]:
+        """The graph's nodes and edges (a conditional edge is marked ``?``)."""
+        edges = sorted(
+            f"{e.from_node} -> {e.to_node}{'?' if e.condition is not None else ''}"
+            for e in self.graph.edges
+        )
+        return sorted(self.graph.nodes), edges
+
     def node_agent(self, name: str) -> Agent:
         """The Agent of node `name` (a clear error for a name this graph does not have)."""
         if name not in self.graph.nodes:

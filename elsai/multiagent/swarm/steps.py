@@ -42,6 +42,10 @@ class SwarmSteps(OrchestratorSteps):
         self.swarm = swarm
         self.store = CursorStore(swarm.session_manager, "swarm", swarm.id)
 
+    def shape(self) -> tuple[list[str], list[str]]:
+        """The swarm's nodes; its one fixed edge is the entry point (any node hands off to any)."""
+        return sorted(self.swarm.nodes), [f"entry -> {self.swarm.entry_point}"]
+
     def node_agent(self, name: str) -> Agent:
         """The Agent of node `name`."""
         if name not in self.swarm.nodes:

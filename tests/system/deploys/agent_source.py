@@ -78,10 +78,51 @@ def _turn(tool_name):
     return turn
 
 
+@tool
+def approve_draft(draft: str, ctx: ToolContext) -> str:
+    """Ask a human to approve a draft.
+
+    Args:
+        draft: The draft.
+    """
+    decision = ctx.interrupt("approve_draft", {{"draft": draft}})
+    _ledger({{"tool": "approve_draft", "node": ctx.agent.agent_id, "session_id": ctx.agent.session_id}})
+    return f"draft {{decision}}d on v{{VERSION}}"
+
+
+def _approver_turn(request):
+    results = [r for m in request.messages if m["role"] == "user" for r in tool_results(m)]
+    if results:
+        return "approver: " + " ".join(b.get("text", "") for b in results[-1]["content"])
+    use = {{"toolUseId": "approve-1", "name": "approve_draft", "input": {{"draft": "d"}}}}
+    return {{"role": "assistant", "content": [{{"toolUse": use}}]}}
+
+
+def build_graph(config):
+    from elsai.multiagent import GraphBuilder
+    from elsai.serverless import node_config
+
+    nodes = {{"drafter": ([], ["drafter: drafted on v" + VERSION]),
+              "approver": ([approve_draft], [_approver_turn] * 10),
+              "notifier": ([], ["notifier: sent on v" + VERSION])}}
+    names = {graph!r}
+    builder = GraphBuilder()
+    for name in names:
+        tools, turns = nodes[name]
+        model = ScriptedModel(turns, record=False)
+        builder.add_node(Agent(model=model, tools=tools, config=node_config(config, name)), name)
+    for first, then in zip(names, names[1:]):
+        builder.add_edge(first, then)
+    return builder.set_session_manager(config.session_manager).build()
+
+
 def build_agent(config: AgentConfig) -> Agent:
+    if config.agent_id == "graph":
+        return build_graph(config)
     if config.agent_id == "approver":
         tools = {{"same": [refund], "gone": [process_order], "amount": [refund_amount]}}[{refund!r}]
         model = ScriptedModel([_turn("refund")] * 100, record=False)
+        model.model_id = {model_id!r}
     else:
         tools = [process_order]
         model = ScriptedModel([_turn("process_order")] * 100, record=False)
@@ -90,10 +131,20 @@ def build_agent(config: AgentConfig) -> Agent:
 '''
 
 
-def agent_module(version: str, *, refund: bool = True, refund_schema: str = "same") -> str:
+def agent_module(
+    version: str,
+    *,
+    refund: bool = True,
+    refund_schema: str = "same",
+    graph: tuple[str, ...] = ("drafter", "approver"),
+    model_id: str = "scripted",
+) -> str:
     """The text of versioned_agent.py at ``version``.
 
     ``refund=False`` removes that tool; ``refund_schema="amount"`` keeps its name but adds a
-    required ``amount`` input (a stored call's input no longer validates).
+    required ``amount`` input (a stored call's input no longer validates). ``graph`` names the
+    nodes of the "graph" job, in edge order; ``model_id`` is the approver's model id.
     """
-    return _TEMPLATE.format(version=version, refund=refund_schema if refund else "gone")
+    text = _TEMPLATE.format(version=version, refund=refund_schema if refund else "gone",
+                            graph=list(graph), model_id=model_id)  # fmt: skip
+    return text

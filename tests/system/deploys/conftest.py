@@ -24,9 +24,9 @@ class Deploying:
     source: Path
     ledger_path: Path
 
-    def deploy(self, version: str, *, refund: bool = True, refund_schema: str = "same") -> Deploy:
-        """Rewrite the agent's source to ``version`` and deploy it."""
-        text = agent_module(version, refund=refund, refund_schema=refund_schema)
+    def deploy(self, version: str, **changes: Any) -> Deploy:
+        """Rewrite the agent's source to ``version`` (changes: see ``agent_module``), deploy it."""
+        text = agent_module(version, **changes)
         (self.source / "versioned_agent.py").write_text(text)
         return self.rt.deploy()
 

@@ -226,3 +226,68 @@ def test_the_cli_shows_the_version_lists_stale_jobs_and_upgrades(
         http.close()
     final = _answer(d, job)
     assert final["result"]["text"] == "v12 done: Refund of order 5 paid by v12"
+
+
+def test_an_upgrade_across_a_changed_model_id_records_it_and_goes_on_with_the_new_model(
+    deploying: Deploying,
+) -> None:
+    d = deploying
+    old = d.deploy("30", model_id="model-a")
+    job = _waiting(d, "Refund order 5")
+    new = d.deploy("31", model_id="model-b")
+    d.rt.upgrade(job["job_id"])
+    final = _answer(d, job)
+    assert final["status"] == "SUCCEEDED", final
+    assert final["result"]["text"] == "v31 done: Refund of order 5 paid by v31"
+    shown = d.rt.job(job["job_id"])
+    assert shown["build_changes"] == ["model id model-a -> model-b", "system prompt changed"]
+    assert [(r["tool"], r["version"]) for r in d.ledger(job["session_id"])] == [("refund", "31")]
+    assert [r.version for r in d.rt.slices(job["job_id"])] == [old.version, new.version]
+    assert_valid_transcript(_transcript(d, job["session_id"]))
+
+
+def _waiting_graph(d: Deploying, prompt: str) -> dict[str, str]:
+    job = d.rt.start_job(prompt, agent_id="graph")
+    waiting = d.rt.wait(job["job_id"], timeout=90)
+    assert waiting["status"] == "WAITING_FOR_INPUT", waiting
+    (interrupt,) = waiting["interrupts"]
+    assert interrupt["node"] == "approver"
+    return {**job, "interrupt": interrupt["id"]}
+
+
+def test_an_upgrade_that_removes_the_waiting_graph_node_fails_the_run_naming_it(
+    deploying: Deploying,
+) -> None:
+    d = deploying
+    d.deploy("40")
+    job = _waiting_graph(d, "Draft a letter")
+    d.deploy("41", graph=("drafter",))
+    d.rt.upgrade(job["job_id"])
+    final = _answer(d, job)
+    assert final["status"] == "FAILED", final
+    assert "removed node(s) 'approver' from the graph" in str(final["error"]), final
+    assert d.ledger(job["session_id"]) == []  # the approval never ran, on no version
+    shown = d.rt.job(job["job_id"])
+    assert shown["build_changes"] == [
+        "tool `approver.approve_draft` removed",
+        "node `approver` removed",
+        "edge `drafter -> approver` removed",
+    ]
+
+
+def test_an_upgrade_that_adds_a_graph_node_plans_it_normally(deploying: Deploying) -> None:
+    d = deploying
+    d.deploy("50")
+    job = _waiting_graph(d, "Draft a memo")
+    d.deploy("51", graph=("drafter", "approver", "notifier"))
+    d.rt.upgrade(job["job_id"])
+    final = _answer(d, job)
+    assert final["status"] == "SUCCEEDED", final
+    assert "notifier: sent on v51" in str(final["result"]), final
+    assert [(r["tool"], r["node"]) for r in d.ledger(job["session_id"])] == [
+        ("approve_draft", "approver")
+    ]  # the approval ran once, on the new code
+    assert d.rt.job(job["job_id"])["build_changes"] == [
+        "node `notifier` added",
+        "edge `approver -> notifier` added",
+    ]

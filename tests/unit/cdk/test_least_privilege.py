@@ -96,7 +96,9 @@ def test_sweeper_lists_and_deletes_current_session_objects_only(
     retention_template: dict[str, Any],
 ) -> None:
     pairs = _s3(retention_template, "RetentionFunctionRole")
-    assert {a for a, _ in pairs} == {"s3:ListBucket", "s3:DeleteObject"}
+    assert {a for a, _ in pairs} == {"s3:ListBucket", "s3:DeleteObject", "s3:GetObject"}
+    reads = [json.loads(r)["Fn::Join"][1][-1] for a, r in pairs if a == "s3:GetObject"]
+    assert sorted(reads) == ["/jobs/*/version.json", "/owners/*/jobs/*/version.json"]
     deletes = [json.loads(r)["Fn::Join"][1][-1] for a, r in pairs if a == "s3:DeleteObject"]
     assert sorted(deletes) == ["/owners/*/session_*", "/session_*"]
     (fn,) = [
@@ -173,3 +175,32 @@ def test_sweeper_may_only_read_which_jobs_of_this_machine_are_live(
 def test_a_retention_shorter_than_the_interrupt_wait_is_refused_at_synth() -> None:
     with pytest.raises(ValueError, match=r"sessionRetentionDays \(1\) is shorter.*interruptWait"):
         synth_template({"sessionRetentionDays": 1, "interruptWaitSeconds": 7 * 86_400})
+
+
+def test_sweeper_may_list_the_agent_versions_and_delete_only_qualified_arns(
+    retention_template: dict[str, Any],
+) -> None:
+    grants = [
+        (a, r)
+        for stmt in _statements(retention_template, "RetentionFunctionRole")
+        for a in _listify(stmt["Action"])
+        for r in _listify(stmt["Resource"])
+        if a.startswith("lambda:")
+    ]
+    assert sorted(a for a, _ in grants) == [
+        "lambda:DeleteFunction",
+        "lambda:ListVersionsByFunction",
+    ]
+    resources = dict(grants)
+    listed = resources["lambda:ListVersionsByFunction"]["Fn::GetAtt"]
+    assert listed[0].startswith("AgentFunction") and listed[1] == "Arn"  # the function, unqualified
+    deleted = resources["lambda:DeleteFunction"]["Fn::Join"][1]
+    assert deleted[0] == {"Fn::GetAtt": listed} and deleted[1] == ":*"  # its versions only
+    reads = sorted(
+        json.dumps(r)
+        for stmt in _statements(retention_template, "RetentionFunctionRole")
+        for a in _listify(stmt["Action"])
+        for r in _listify(stmt["Resource"])
+        if a == "s3:GetObject"
+    )
+    assert len(reads) == 2 and all("version.json" in r for r in reads), reads

@@ -87,8 +87,10 @@ def test_every_state_that_rebuilds_the_state_keeps_the_version(asl: dict[str, An
             "NextBatch", "ResumeNodes", "StartMultiAgent", "NextNodeSlice"} <= set(rebuilt)  # fmt: skip
     for name, params in rebuilt.items():
         assert "agent_function.$" in params, name
-    assert rebuilt["ResumeUpgraded"]["agent_function.$"] == "$.answer.agent_function"
-    carried = {k: v for k, v in rebuilt.items() if k != "ResumeUpgraded"}
+    upgraded = ("ResumeUpgraded", "ResumeNodesUpgraded")
+    for name in upgraded:
+        assert rebuilt[name]["agent_function.$"] == "$.answer.agent_function", name
+    carried = {k: v for k, v in rebuilt.items() if k not in upgraded}
     assert {p["agent_function.$"] for p in carried.values()} == {"$.agent_function"}
     # The continuation's next execution starts on the same version.
     states = dict(_all_states(asl))
@@ -103,6 +105,19 @@ def test_only_an_upgraded_answer_moves_a_job(asl: dict[str, Any]) -> None:
     ]
     assert choice["Default"] == "ResumeSlice"
     assert asl["States"]["WaitForResponses"]["Next"] == "UpgradeOnResume"
+
+
+def test_only_an_upgraded_answer_moves_a_multi_agent_job_and_it_plans_again(
+    asl: dict[str, Any],
+) -> None:
+    states = dict(_all_states(asl))
+    choice = states["UpgradeNodesOnResume"]
+    assert choice["Choices"] == [
+        {"Variable": "$.answer.agent_function", "IsPresent": True, "Next": "ResumeNodesUpgraded"}
+    ]
+    assert choice["Default"] == "ResumeNodes"
+    assert states["WaitForNodeResponses"]["Next"] == "UpgradeNodesOnResume"
+    assert states["ResumeNodesUpgraded"]["Next"] == states["ResumeNodes"]["Next"] == "Plan"
 
 
 def test_the_machine_may_invoke_qualified_arns_only(template_dict: dict[str, Any]) -> None:

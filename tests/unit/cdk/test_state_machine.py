@@ -19,7 +19,7 @@ AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
 # The Graph/Swarm path (elsai/cdk/multi_agent.py); tested in test_multi_agent.py.
 MULTI_AGENT_STATES = {
     "StartMultiAgent", "Plan", "PlanRoute", "Nodes", "Fold", "FoldRoute", "NextBatch",
-    "WaitForNodeResponses", "ResumeNodes", "MultiAgentResult", "MultiAgentCompleted", "MultiAgentFailed",
+    "WaitForNodeResponses", "ResumeNodes", "UpgradeNodesOnResume", "ResumeNodesUpgraded", "MultiAgentResult", "MultiAgentCompleted", "MultiAgentFailed",
     "MultiAgentStepFailed", "CheckBatchBudget", "ContinueMultiAgent", "MultiAgentPrepareHandOff",
     "MultiAgentHandOff", "MultiAgentHandedOff", "MultiAgentContinued",
 }  # fmt: skip

@@ -270,3 +270,55 @@ def test_with_isolation_an_idle_session_of_one_owner_goes_and_a_waiting_jobs_of_
     assert sorted(report.sessions_deleted) == sorted([prefix_a + "customer-42", "legacy"])
     assert _keys(s3_bucket, prefix_a) == []
     assert _keys(s3_bucket, prefix_b + "session_customer-42/")
+
+
+def test_the_sweeper_lambda_deletes_agent_versions_no_live_job_uses(
+    s3_bucket: str, moto_server_url: str, monkeypatch: pytest.MonkeyPatch, no_asl_engine: None
+) -> None:
+    import io
+    import zipfile
+
+    from elsai.session.layout import keys
+
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "elsai-test")
+    for service in ("SFN", "LAMBDA", "IAM"):
+        monkeypatch.setenv(f"AWS_ENDPOINT_URL_{service}", moto_server_url)
+    from elsai_lambdas import sweeper
+
+    def code(n: int) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr("h.py", f"x = {n}")
+        return buffer.getvalue()
+
+    tag = uuid.uuid4().hex[:12]
+    role = boto3.client("iam").create_role(RoleName=f"agent-{tag}", AssumeRolePolicyDocument="{}")
+    lam = boto3.client("lambda")
+    name = f"agent-{tag}"
+    lam.create_function(FunctionName=name, Runtime="python3.12", Role=role["Role"]["Arn"],
+                        Handler="h.x", Code={"ZipFile": code(0)})  # fmt: skip
+    arns = []
+    for n in range(5):  # five deploys, each with changed code
+        lam.update_function_code(FunctionName=name, ZipFile=code(n + 1))
+        arns.append(lam.publish_version(FunctionName=name)["FunctionArn"])
+    versions = [a.rsplit(":", 1)[1] for a in arns]
+    sfn = boto3.client("stepfunctions")
+    machine = _machine(sfn)
+    job = {"job_id": f"job-{tag}", "session_id": "s", "agent_function": arns[0]}
+    sfn.start_execution(stateMachineArn=machine, name=job["job_id"], input=json.dumps(job))
+    record = {"job_id": job["job_id"], "started_on": arns[0], "runs_on": arns[1]}  # upgraded
+    boto3.client("s3").put_object(Bucket=s3_bucket, Key=keys.job_version_key(job["job_id"]),
+                                  Body=json.dumps(record).encode())  # fmt: skip
+    monkeypatch.setenv("ELSAI_SESSIONS_BUCKET", s3_bucket)
+    monkeypatch.setenv("ELSAI_SESSION_IDLE_DAYS", "7")
+    monkeypatch.setenv("ELSAI_STATE_MACHINE_ARN", machine)
+    monkeypatch.setenv("ELSAI_AGENT_FUNCTION_NAME", name)
+    monkeypatch.setenv("ELSAI_AGENT_VERSION_ARN", arns[3])  # current; arns[4] is the newest
+
+    dry = sweeper.handler({"dry_run": True}, _Context())
+    assert dry["versions"]["deleted"] == [versions[2]] and dry["versions"]["dry_run"]
+    out = sweeper.handler({}, _Context())
+    assert out["versions"] == {"current": versions[3], "live": versions[:2],
+                               "deleted": [versions[2]], "dry_run": False}  # fmt: skip
+    left = lam.list_versions_by_function(FunctionName=name)["Versions"]
+    assert sorted(v["Version"] for v in left) == sorted(["$LATEST", *versions[:2], *versions[3:]])
