@@ -22,7 +22,10 @@ class StartJob(BaseModel):
     agent_id: IdStr = "agent"
     #: "pinned" (default): the job runs on the version it started on until upgraded;
     #: "upgrade_on_resume": each resume after a wait for input moves it to the current version.
-    version_policy: str = Field(default="pinned", max_length=64)
+    #: The schema names the accepted values; the validator's message names them too.
+    version_policy: str = Field(
+        default="pinned", max_length=64, json_schema_extra={"enum": list(VERSION_POLICIES)}
+    )
 
     @field_validator("version_policy")
     @classmethod
