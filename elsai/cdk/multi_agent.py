@@ -144,28 +144,23 @@ class MultiAgentStates(Construct):
                 **counters("$.plan.Payload.slices", self._config.slices_per_batch),
             },
         )
+        answers = {
+            **job_ids(),
+            "prompt.$": JSON_NULL,
+            "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
+            **counters("$.plan.Payload.slices", self._config.slices_per_batch + 1),
+        }
         resume = sfn.Pass(
             self,
             "ResumeNodes",
             comment="Carry the API's answers to the interrupted nodes of the batch.",
-            parameters={
-                **job_ids(),
-                "prompt.$": JSON_NULL,
-                "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
-                **counters("$.plan.Payload.slices", self._config.slices_per_batch + 1),
-            },
+            parameters=answers,
         )
         resume_upgraded = sfn.Pass(
             self,
             "ResumeNodesUpgraded",
             comment="Carry the answers on, on the version the job was upgraded to.",
-            parameters={
-                **job_ids(),
-                AGENT_FUNCTION_FIELD: path(f"$.answer.{AGENT_FUNCTION_FIELD}"),
-                "prompt.$": JSON_NULL,
-                "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
-                **counters("$.plan.Payload.slices", self._config.slices_per_batch + 1),
-            },
+            parameters={**answers, AGENT_FUNCTION_FIELD: path(f"$.answer.{AGENT_FUNCTION_FIELD}")},
         )
         # A Pass shapes the output: cfn-lint (wrongly) flags OutputPath on a Succeed state.
         completed = sfn.Pass(
