@@ -118,7 +118,9 @@ def test_only_an_upgraded_answer_moves_a_multi_agent_job_and_it_plans_again(
     assert choice["Default"] == "ResumeNodes"
     assert states["WaitForNodeResponses"]["Next"] == "UpgradeNodesOnResume"
     # both go on through the batch budget check (a continuation, or Plan, which compares builds)
-    assert states["ResumeNodesUpgraded"]["Next"] == states["ResumeNodes"]["Next"] == "CheckBatchBudget"
+    assert (
+        states["ResumeNodesUpgraded"]["Next"] == states["ResumeNodes"]["Next"] == "CheckBatchBudget"
+    )
 
 
 def test_the_machine_may_invoke_qualified_arns_only(template_dict: dict[str, Any]) -> None:
