@@ -25,8 +25,9 @@ setup: $(VENV)/.installed
 demo: setup
 	$(VENV)/bin/elsai local run "Process orders 1, 2 and 3"
 
+# Two workers, whole test files each: most of the suite waits on child processes and moto.
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest -n 2 --dist loadfile
 
 # The property-based fuzz of stored files with a longer budget than `make test`'s `ci` profile.
 fuzz: setup

@@ -186,8 +186,10 @@ def test_a_session_page_updates_in_place_while_its_job_runs(console: Console, pa
 
 
 def test_cancel_from_the_page_ends_a_running_job(console: Console, page: Page) -> None:
+    # Each tool call takes 10 s, so the job still runs when the page's cancel arrives on a slow
+    # machine too. moto marks the execution ABORTED once the in-flight slice returns.
     def slow(info: InvocationInfo) -> Fault | None:
-        return Fault(tool_seconds=2.0) if info.action == RUN_SLICE else None
+        return Fault(tool_seconds=10.0) if info.action == RUN_SLICE else None
 
     console.stack.rt.faults = slow
     job = console.stack.rt.start_job(PROMPT, session_id="console-cancel")
@@ -195,7 +197,11 @@ def test_cancel_from_the_page_ends_a_running_job(console: Console, page: Page) -
     tab.goto(f"{console.url}/jobs/{job['job_id']}")
     button = tab.get_by_role("button", name=f"Cancel job {job['job_id']}")
     button.focus()
-    tab.keyboard.press("Enter")
+    with tab.expect_navigation():
+        tab.keyboard.press("Enter")
+    tab.wait_for_load_state()
+    # accepted: 303 back to the job page; refused: the reason, shown where the form posted
+    assert tab.url == f"{console.url}/jobs/{job['job_id']}", tab.locator("main").inner_text()
     tab.locator("section[data-part=summary] .s-cancelled").wait_for()
     assert _wait_status(console, job["job_id"], "CANCELLED")["status"] == "CANCELLED"
     assert tab.locator("form.cancel").count() == 0  # an ended job offers no acts

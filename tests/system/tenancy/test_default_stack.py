@@ -80,6 +80,7 @@ def test_another_caller_gets_404_on_every_route_and_lists_only_its_own(
         ("GET", f"/jobs/{job_a}/events", None),
         ("POST", f"/jobs/{job_a}/responses", answers),
         ("DELETE", f"/jobs/{job_a}", None),
+        ("POST", f"/jobs/{job_a}/upgrade", None),  # 404, not the owner's 409: nothing leaks
     ]:
         assert _call(rt, "bob", method, path, body) == (404, {"error": f"no job {job_a!r}"})
     # B's GET /sessions/s1 is B's own s1: it shows none of A's transcript.
