@@ -12,7 +12,7 @@ from typing import Any
 
 from elsai.local.events import EventSink, LocalEvent
 from elsai.local.invoker import InvocationRecord
-from elsai.serverless.contract import FOLD, NODE_SLICE, PARK, PLAN, RUN_SLICE
+from elsai.serverless.contract import FOLD, NODE_SLICE, PARK, PARK_NODES, PLAN, RUN_SLICE
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -136,7 +136,7 @@ class Progress:
                 )
             return
         result = record.result or {}
-        if info.action == PARK:
+        if info.action in (PARK, PARK_NODES):  # a Graph/Swarm job parks on its nodes' waits
             with self._lock:
                 self._parks[info.job_id] = self._parks.get(info.job_id, 0) + 1
             names = [i.get("name") for i in record.event.get("interrupts") or []]
