@@ -67,6 +67,10 @@ def test_one_answered_branch_goes_on_while_the_other_waits_then_the_job_complete
         if x["tool"] == "ask_approval"
     )
     assert decisions == {("approver_a", "yes-a"): 1, ("approver_b", "yes-b"): 1}
+    events = rt.events(job_id, limit=200)["events"]  # the whole job: a few dozen events
+    waits = [e["interrupt_ids"] for e in events if e["type"] == "answered"]
+    assert sum(e["type"] == "waiting_for_input" for e in events) == 2  # parked twice
+    assert waits == [[asks["approver_a"]["id"]], [asks["approver_b"]["id"]]]
     runs = Counter(r.info.agent_id for r in stack.node_slices(job_id))
     assert runs == {"drafter": 1, "approver_a": 2, "approver_b": 2, "publish_a": 1,
                     "publish_b": 1, "summary": 1}  # fmt: skip
