@@ -189,7 +189,25 @@ def plan(
     waits = read_waits(storage, request.job_id) if storage is not None else None
     answers = waits.answered() if waits is not None else {}
     outcome = steps.plan(request.prompt or "", request.job_id, answered=set(answers))
+    if outcome.status == INTERRUPTED and request.interrupt_responses:
+        # answers carried in the state (a job parked by code from before per-node waits,
+        # upgraded on resume): the nodes they answer run with them
+        answers = _carried(outcome.interrupts, request.interrupt_responses)
+        outcome = steps.plan(request.prompt or "", request.job_id, answered=set(answers))
     return plan_result(steps.kind, outcome, answers=answers)
+
+
+def _carried(
+    interrupts: list[dict[str, Any]], responses: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """The state's answers by the node whose interrupt each one answers."""
+    owner = {str(i.get("id")): str(i.get("node")) for i in interrupts}
+    answers: dict[str, list[dict[str, Any]]] = {}
+    for response in responses:
+        node = owner.get(str(response.get("interruptId")))
+        if node is not None:
+            answers.setdefault(node, []).append(response)
+    return answers
 
 
 def fold(

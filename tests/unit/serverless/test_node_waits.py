@@ -113,3 +113,32 @@ def test_a_lost_race_is_retried_on_the_fresh_record(
     monkeypatch.setattr(storage, "replace", replace)
     record = answer_node_waits(storage, "j", [_yes("ib")])
     assert record.task_token == "other" and record.answered() == {"b": [_yes("ib")]}
+
+
+def test_plan_gives_each_answered_node_its_own_answers_and_honours_answers_in_the_state(
+    tmp_path: Path,
+) -> None:
+    from elsai.serverless.contract import JobStepRequest
+    from elsai.serverless.orchestration import plan
+    from tests.unit.multiagent.test_graph_waits import _asks, _done, _steps
+
+    steps = _steps(tmp_path / "graph")
+    storage = FileSessionManager(session_id="s1", storage_dir=str(tmp_path / "jobs")).storage
+    request = JobStepRequest(job_id="j", execution_id="e", session_id="job", prompt="Go")
+    steps.fold(plan(request, steps, storage).batch, {"start": _done()})
+    both = plan(request, steps, storage)
+    waits = steps.fold(both.batch, {"a": _asks("a"), "b": _asks("b")})
+    record_waits(storage, "j", waits.interrupts, ["a", "b"], both.batch)
+    assert plan(request, steps, storage).status == "interrupted"
+
+    answer_node_waits(storage, "j", [_yes("ask-b")])
+    only_b = plan(request, steps, storage)
+    assert only_b.status == "run"
+    assert [(n["node"], n["interrupt_responses"]) for n in only_b.nodes] == [("b", [_yes("ask-b")])]
+    # answers carried in the state (an older park's) reach the node they answer
+    carried = request.model_copy(update={"interrupt_responses": [_yes("ask-a")]})
+    plain = FileSessionManager(session_id="s2", storage_dir=str(tmp_path / "none")).storage
+    outcome = plan(carried, steps, plain)
+    assert [(n["node"], n["interrupt_responses"]) for n in outcome.nodes] == [
+        ("a", [_yes("ask-a")])
+    ]
