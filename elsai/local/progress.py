@@ -12,7 +12,15 @@ from typing import Any
 
 from elsai.local.events import EventSink, LocalEvent
 from elsai.local.invoker import InvocationRecord
-from elsai.serverless.contract import FOLD, NODE_SLICE, PARK, PARK_NODES, PLAN, RUN_SLICE
+from elsai.serverless.contract import (
+    ANSWERS_WAITING_ERROR,
+    FOLD,
+    NODE_SLICE,
+    PARK,
+    PARK_NODES,
+    PLAN,
+    RUN_SLICE,
+)
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -111,6 +119,12 @@ class Progress:
     def invocation_ended(self, record: InvocationRecord) -> None:
         """An invocation ended: its result, or how it failed (killed, timed out, raised)."""
         info = record.info
+        if record.error is not None and record.error.get("errorType") == ANSWERS_WAITING_ERROR:
+            # a Graph/Swarm park that found answers already stored: not a failure, it replans
+            self.emit(
+                "answered", info.job_id, "answers arrived before the park: planning again", record
+            )
+            return
         if record.error is not None:
             kind = record.error.get("errorType", "Error")
             self._last_error[info.job_id] = kind

@@ -142,3 +142,16 @@ def test_plan_gives_each_answered_node_its_own_answers_and_honours_answers_in_th
     assert [(n["node"], n["interrupt_responses"]) for n in outcome.nodes] == [
         ("a", [_yes("ask-a")])
     ]
+
+
+def test_the_local_runtime_reports_a_park_that_found_answers_as_a_replan() -> None:
+    from elsai.local.faults import InvocationInfo
+    from elsai.local.invoker import InvocationRecord
+    from elsai.local.progress import Progress
+
+    progress = Progress(None)
+    info = InvocationInfo("j", "s", "graph", "park_nodes", 0, 1)
+    error = {"errorType": "AnswersWaitingError", "errorMessage": "answered before the park"}
+    progress.invocation_ended(InvocationRecord(info, {}, None, "r1", error=error))
+    assert [e.kind for e in progress.events] == ["answered"]
+    assert not progress.waiting_for_input("j")  # it never parked
