@@ -8,6 +8,8 @@ the job's shape by the job's agent_id:
 - "graph-ask": drafter -> approver (its tool asks a human through an interrupt);
 - "graph-two-asks": drafter -> (approver_a -> publish_a, approver_b -> publish_b) -> summary:
   two parallel branches that each ask a human, each followed by a node of its own;
+- "graph-ask-beside-work": start -> (approver_a -> publish_a, w1 -> w2): one branch asks a
+  human while the other keeps working;
 - "swarm": triage -> specialist -> closer, by two handoffs;
 - "swarm-ask": triage hands off to an approver that asks a human.
 Each tool run appends one line to the ledger named by AGENT_LEDGER (node, tool, start/end times),
@@ -191,6 +193,18 @@ def build_agent(config: AgentConfig) -> Any:
         nodes["summary"] = _agent(config, "summary", worker("summary"))
         edges = [("drafter", "approver_a"), ("drafter", "approver_b"), ("approver_a", "publish_a"),
                  ("approver_b", "publish_b"), ("publish_a", "summary"), ("publish_b", "summary")]  # fmt: skip
+        return _graph(config, nodes, edges)
+    if kind == "graph-ask-beside-work":
+        nodes = {n: _agent(config, n, worker(n)) for n in ("start", "publish_a", "w1", "w2")}
+        nodes["approver_a"] = _agent(
+            config, "approver_a", approver("approver_a"), tools=[ask_approval]
+        )
+        edges = [
+            ("start", "approver_a"),
+            ("approver_a", "publish_a"),
+            ("start", "w1"),
+            ("w1", "w2"),
+        ]
         return _graph(config, nodes, edges)
     if kind == "swarm":
         agents = [

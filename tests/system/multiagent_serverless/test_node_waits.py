@@ -8,12 +8,15 @@ invocation timestamps and job states, never from durations.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from typing import Any
 
 import pytest
 
+from elsai.local import Fault, InvocationInfo
 from elsai.local.api import LocalApiError
+from elsai.session.layout import keys
 from tests.system.local_stack import LocalStack
 
 
@@ -74,3 +77,57 @@ def test_one_answered_branch_goes_on_while_the_other_waits_then_the_job_complete
     runs = Counter(r.info.agent_id for r in stack.node_slices(job_id))
     assert runs == {"drafter": 1, "approver_a": 2, "approver_b": 2, "publish_a": 1,
                     "publish_b": 1, "summary": 1}  # fmt: skip
+
+
+def _poll(what: str, check: Any, timeout: float = 120) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (found := check()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {what} after {timeout} s")
+        time.sleep(0.1)
+    return found
+
+
+def test_an_answer_while_a_sibling_runs_is_stored_and_the_next_plan_runs_it_without_a_park(
+    stack: LocalStack,
+) -> None:
+    rt = stack.rt
+    barrier = stack.ledger_path.parent / "w2-held"
+
+    def plan(info: InvocationInfo) -> Fault | None:
+        # w2 runs until the test lets it go: the answer comes while a sibling runs
+        if info.action == "node_slice" and info.agent_id == "w2":
+            return Fault(barrier=str(barrier), parties=2, barrier_seconds=120)
+        return None
+
+    rt.faults = plan
+    job = rt.start_job("Ask beside work", agent_id="graph-ask-beside-work")
+    job_id = job["job_id"]
+    waiting = _poll(
+        "wait while w2 runs",
+        lambda: (j := rt.job(job_id))["status"] == "WAITING_FOR_INPUT" and j,
+    )
+    (ask,) = waiting["interrupts"]
+    assert ask["node"] == "approver_a"
+    _poll("w2 running", lambda: barrier.exists() and _slices(stack, job_id, "w2"))
+    assert _slices(stack, job_id, "w2")[0].result is None  # still running
+    rt.answer(job_id, [{"interruptId": ask["id"], "response": "yes"}])
+    record = rt.read_json(keys.node_waits_key(job_id))
+    assert record["task_token"] is None  # nothing parked: the answer is only stored
+    assert record["waits"]["approver_a"]["answers"] == [
+        {"interruptId": ask["id"], "response": "yes"}
+    ]
+    (barrier / "released-by-test").touch()
+    final = rt.wait(job_id, timeout=120)
+
+    assert final["status"] == "SUCCEEDED", final
+    assert not [
+        r for r in rt.invocations if r.info.job_id == job_id and r.info.action == "park_nodes"
+    ]
+    w2_end = max(r.started + r.duration_s for r in _slices(stack, job_id, "w2"))
+    assert _slices(stack, job_id, "approver_a")[-1].started > w2_end  # the next Plan ran it
+    decisions = [
+        x["decision"] for x in stack.ledger(job["session_id"]) if x["tool"] == "ask_approval"
+    ]
+    assert decisions == ["yes"]
+    assert stack.cursor(job["session_id"])["status"] == "completed"
