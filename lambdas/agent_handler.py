@@ -21,8 +21,10 @@ from elsai.serverless.contract import (
     FOLD,
     NODE_SLICE,
     PARK,
+    PARK_NODES,
     PLAN,
     REQUESTS,
+    ParkNodesRequest,
     ParkRequest,
     ParkResult,
     SliceRequest,
@@ -122,10 +124,21 @@ def _park(event: dict[str, Any]) -> dict[str, Any]:
     request = ParkRequest.model_validate(event)
     logger.append_keys(job_id=request.job_id, session_id=request.session_id)
     manager = _session_manager(request.session_id, request.job_id)
-    park_task_token(
-        manager, request.job_id, request.task_token, request.interrupts, node=request.node
-    )
+    park_task_token(manager, request.job_id, request.task_token, request.interrupts)
     logger.info("job waiting for interrupt responses")
+    return ParkResult().model_dump()
+
+
+@tracer.capture_method
+def _park_nodes(event: dict[str, Any]) -> dict[str, Any]:
+    """Park a Graph/Swarm job on its nodes' waits (raises AnswersWaitingError if answered)."""
+    from elsai.serverless.node_waits import park_nodes
+
+    request = ParkNodesRequest.model_validate(event)
+    logger.append_keys(job_id=request.job_id, session_id=request.session_id)
+    manager = _session_manager(request.session_id, request.job_id)
+    park_nodes(manager.storage, request.job_id, request.task_token)
+    logger.info("graph/swarm job waiting for its nodes' interrupt responses")
     return ParkResult().model_dump()
 
 
@@ -165,6 +178,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     with job_credentials(job_id, session_id, _bucket()):
         if event.get("action") == PARK:
             return _park(event)
+        if event.get("action") == PARK_NODES:
+            return _park_nodes(event)
         if event.get("action") in (PLAN, NODE_SLICE, FOLD):
             return _orchestrate(event["action"], event, context)
         return _run(event, context)

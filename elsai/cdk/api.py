@@ -169,7 +169,8 @@ class JobsApi(Construct):
             bucket.grant_read(self.function, prefix)
         # The API's only writes, under jobs/ (elsai.session.layout.keys): a cancel record per job and a
         # create-only claim per answered wait (DELETE /jobs/{id}, POST /jobs/{id}/responses), and
-        # the job's version record (POST /jobs, POST /jobs/{id}/upgrade).
+        # the job's version record (POST /jobs, POST /jobs/{id}/upgrade), and a Graph/Swarm job's
+        # node waits record (POST /jobs/{id}/responses stores each node's answer there).
         iam.Grant.add_to_principal(
             grantee=self.function,
             actions=["s3:PutObject"],
@@ -177,6 +178,7 @@ class JobsApi(Construct):
                 bucket.arn_for_objects("jobs/*/cancelled.json"),
                 bucket.arn_for_objects("jobs/*/answers/*"),
                 bucket.arn_for_objects("jobs/*/version.json"),
+                bucket.arn_for_objects("jobs/*/node_waits.json"),
             ],
         )
 

@@ -4,7 +4,11 @@ RunSlice reports status "orchestrate" when the factory built a Graph or a Swarm;
 then continues here (the single-agent path is untouched):
 
     Plan        : Lambda {action: plan}   -> $.plan = {status, nodes: [{node, started_at}], batch}
-    PlanRoute   : run -> Nodes; completed -> MultiAgentCompleted; failed -> MultiAgentFailed
+    PlanRoute   : run -> Nodes; completed -> MultiAgentCompleted; failed -> MultiAgentFailed;
+                  interrupted (only nodes waiting for people are left) -> WaitForNodeResponses
+                  (one task token parked beside the job's node waits) -> UpgradeNodesOnResume
+                  -> ResumeNodes (or ResumeNodesUpgraded) -> CheckBatchBudget -> Plan;
+                  answers stored before the park (AnswersWaitingError) -> ResumeNodes
     Nodes (Map) : one branch per ready node, at most maxParallelNodes at once; a branch is
                   the RunSlice loop for one node:
                     NodeSlice (Retry on Lambda errors: the node resumes from its own
@@ -15,17 +19,16 @@ then continues here (the single-agent path is untouched):
     Fold        : Lambda {action: fold, batch, results: $.batch, the job's slice and model
                   call totals and budgets} -> $.plan (same shape, + the batch's slices and
                   model calls; a crossed budget fails the run naming the node)
-    FoldRoute   : run -> NextBatch -> CheckBatchBudget; completed / failed as above;
-                  interrupted -> WaitForNodeResponses (task token parked, all pending
-                  interrupts of the batch, each naming its node) -> UpgradeNodesOnResume
-                  -> ResumeNodes (or ResumeNodesUpgraded: the answer names a version) -> CheckBatchBudget
+    FoldRoute   : run / interrupted -> NextBatch -> CheckBatchBudget; completed / failed as above
     CheckBatchBudget: this execution's slices (node slices + each batch's own states) >=
                   slicesPerExecution -> MultiAgentPrepareHandOff (the continuation: the next
                   execution starts at ContinueMultiAgent -> Plan); else Plan
 
-Interrupts are collected at the fold, not inside a branch: the batch's other nodes finish,
-one parked token covers every interrupted node (as `graph(task)` stops after its batch),
-and the answers go to the nodes that asked. Payloads carry names, statuses and counters.
+An interrupted node ends its branch; Fold records its wait (`elsai.serverless.node_waits`)
+and Plan keeps scheduling every node that does not depend on it, so one branch waiting for a
+person holds back no sibling. An answer is stored for its node, which the next Plan runs
+with its own answers (the Map item's `interrupt_responses`); the job parks a token only when
+nothing but waits is left. Payloads carry names, statuses and counters.
 A Swarm runs the same loop with a batch of one: the current node.
 """
 
@@ -53,13 +56,14 @@ from elsai.cdk.tasks import (
 )
 from elsai.serverless.contract import (
     AGENT_FUNCTION_FIELD,
+    ANSWERS_WAITING_ERROR,
     COMPLETED,
     CONTINUE,
     FAILED,
     FOLD,
     INTERRUPTED,
     NODE_SLICE,
-    PARK,
+    PARK_NODES,
     PLAN,
     RUN,
 )
@@ -144,24 +148,28 @@ class MultiAgentStates(Construct):
                 **counters("$.plan.Payload.slices", self._config.slices_per_batch),
             },
         )
-        answers = {
+        woken = {
             **job_ids(),
             "prompt.$": JSON_NULL,
-            "interrupt_responses": sfn.JsonPath.list_at("$.answer.interrupt_responses"),
-            **counters("$.plan.Payload.slices", self._config.slices_per_batch + 1),
+            "interrupt_responses.$": JSON_NULL,
+            # Plan's own slices (none) and this park's states, counted like a batch's
+            **counters("$.plan.Payload.slices", self._config.slices_per_batch),
         }
         resume = sfn.Pass(
             self,
             "ResumeNodes",
-            comment="Carry the API's answers to the interrupted nodes of the batch.",
-            parameters=answers,
+            comment="Nodes were answered (their answers are stored): plan again.",
+            parameters=woken,
         )
         resume_upgraded = sfn.Pass(
             self,
             "ResumeNodesUpgraded",
-            comment="Carry the answers on, on the version the job was upgraded to.",
-            parameters={**answers, AGENT_FUNCTION_FIELD: path(f"$.answer.{AGENT_FUNCTION_FIELD}")},
+            comment="Plan again, on the version the job was upgraded to.",
+            parameters={**woken, AGENT_FUNCTION_FIELD: path(f"$.answer.{AGENT_FUNCTION_FIELD}")},
         )
+        # answers stored before the park: plan again at once instead of sleeping on them
+        wait.add_catch(resume, errors=[ANSWERS_WAITING_ERROR], result_path="$.answer")
+        catch_all(wait, self.step_failed)
         # A Pass shapes the output: cfn-lint (wrongly) flags OutputPath on a Succeed state.
         completed = sfn.Pass(
             self,
@@ -170,9 +178,10 @@ class MultiAgentStates(Construct):
             output_path="$.plan.Payload",
         ).next(sfn.Succeed(self, "MultiAgentCompleted"))
         budget = self._budget(plan)
-        plan.next(self._route("PlanRoute", nodes, completed, None))
+        plan.next(self._route("PlanRoute", nodes, completed, wait))
         nodes.next(fold)
-        fold.next(self._route("FoldRoute", next_batch, completed, wait))
+        # a fold that leaves only waits goes through Plan too: answers may already be stored
+        fold.next(self._route("FoldRoute", next_batch, completed, next_batch))
         next_batch.next(budget)
         wait.next(upgrade_on_resume(self, resume, resume_upgraded, "UpgradeNodesOnResume"))
         resume.next(budget)
@@ -253,14 +262,13 @@ class MultiAgentStates(Construct):
         name: str,
         more: sfn.IChainable,
         completed: sfn.IChainable,
-        wait: sfn.IChainable | None,
+        wait: sfn.IChainable,
     ) -> sfn.Choice:
         status = "$.plan.Payload.status"
         route = sfn.Choice(self, name)
         route.when(sfn.Condition.string_equals(status, RUN), more)
         route.when(sfn.Condition.string_equals(status, COMPLETED), completed)
-        if wait is not None:
-            route.when(sfn.Condition.string_equals(status, INTERRUPTED), wait)
+        route.when(sfn.Condition.string_equals(status, INTERRUPTED), wait)
         return route.otherwise(self.run_failed)
 
     def _map(self) -> sfn.Map:
@@ -275,7 +283,8 @@ class MultiAgentStates(Construct):
                 **job_ids(),
                 "node": path(f"{item}.node"),
                 "started_at": number(f"{item}.started_at"),
-                "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
+                # each node its own answers (null unless its wait was answered)
+                "interrupt_responses": sfn.JsonPath.list_at(f"{item}.interrupt_responses"),
                 "slice": 0,
                 "model_calls": 0,
             },
@@ -356,10 +365,10 @@ class MultiAgentStates(Construct):
         wait = invoke_agent(
             self,
             "WaitForNodeResponses",
-            comment="Park the task token with the batch's interrupts; the API answers them.",
+            comment="Only waits are left: park one token; an answer to any node wakes Plan.",
             wait_for_token=True,
             payload={
-                "action": PARK,
+                "action": PARK_NODES,
                 "task_token": sfn.JsonPath.task_token,
                 **job_ids(),
                 "interrupts": sfn.JsonPath.list_at("$.plan.Payload.interrupts"),
@@ -368,5 +377,4 @@ class MultiAgentStates(Construct):
             timeout_seconds=self._config.interrupt_wait_seconds,
         )
         self._retries.park(wait)
-        catch_all(wait, self.step_failed)
         return wait

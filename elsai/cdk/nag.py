@@ -108,6 +108,7 @@ def _api(stack: ElsaiStack) -> None:
         ("jobs/*/cancelled.json", "DELETE /jobs/{id} writes one cancel record per job"),
         ("jobs/*/answers/*", "POST /jobs/{id}/responses claims each wait once (create-only)"),
         ("jobs/*/version.json", "POST /jobs and /jobs/{id}/upgrade write the job's version record"),
+        ("jobs/*/node_waits.json", "POST /jobs/{id}/responses stores a Graph/Swarm node's answer"),
     ):
         _ack(
             api_policy,
@@ -229,7 +230,8 @@ def _tenancy(stack: ElsaiStack) -> None:
             api_policy,
             f"AwsSolutions-IAM5[Resource::{bucket_arn}/{pattern}]",
             "Tenant isolation: the API reads any owner's prefix (it checks ownership itself) "
-            "and writes only cancel records, answer claims and version records; the owner tag is a wildcard.",
+            "and writes only cancel records, answer claims, version records and node answers; "
+            "the owner tag is a wildcard.",
         )
 
 

@@ -24,7 +24,7 @@ from elsai.cdk.config import ElsaiConfig
 
 #: Where owner-namespaced data lives (elsai.session.layout.keys.OWNERS_PREFIX).
 OWNERS = "owners/*"
-#: The API's only writes (cancel records, answer claims): under an owner's prefix, and at the
+#: The API's only writes (cancel records, answer claims, version records, node answers): under an owner's prefix, and at the
 #: root for jobs started before the stack turned isolation on, which admins may still read
 #: and steer (jobs_api.owner); their sessions and records at the root are only read.
 API_OWNER_WRITES = (
@@ -34,6 +34,8 @@ API_OWNER_WRITES = (
     "jobs/*/answers/*",
     "owners/*/jobs/*/version.json",
     "jobs/*/version.json",
+    "owners/*/jobs/*/node_waits.json",
+    "jobs/*/node_waits.json",
 )
 API_LEGACY_READS = ("session_*", "jobs/*")
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"  # elsai.serverless.scoped.TENANT_ROLE_ENV

@@ -12,7 +12,15 @@ from typing import Any
 
 from elsai.local.events import EventSink, LocalEvent
 from elsai.local.invoker import InvocationRecord
-from elsai.serverless.contract import FOLD, NODE_SLICE, PARK, PLAN, RUN_SLICE
+from elsai.serverless.contract import (
+    ANSWERS_WAITING_ERROR,
+    FOLD,
+    NODE_SLICE,
+    PARK,
+    PARK_NODES,
+    PLAN,
+    RUN_SLICE,
+)
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -111,6 +119,12 @@ class Progress:
     def invocation_ended(self, record: InvocationRecord) -> None:
         """An invocation ended: its result, or how it failed (killed, timed out, raised)."""
         info = record.info
+        if record.error is not None and record.error.get("errorType") == ANSWERS_WAITING_ERROR:
+            # a Graph/Swarm park that found answers already stored: not a failure, it replans
+            self.emit(
+                "answered", info.job_id, "answers arrived before the park: planning again", record
+            )
+            return
         if record.error is not None:
             kind = record.error.get("errorType", "Error")
             self._last_error[info.job_id] = kind
@@ -136,7 +150,7 @@ class Progress:
                 )
             return
         result = record.result or {}
-        if info.action == PARK:
+        if info.action in (PARK, PARK_NODES):  # a Graph/Swarm job parks on its nodes' waits
             with self._lock:
                 self._parks[info.job_id] = self._parks.get(info.job_id, 0) + 1
             names = [i.get("name") for i in record.event.get("interrupts") or []]

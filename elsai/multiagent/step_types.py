@@ -5,8 +5,9 @@ serverless runtime: Step Functions runs each node in Lambda slices of its own) c
 same steps one at a time, each possibly in another process, through the orchestrator's
 `as_steps()` (`elsai.multiagent.graph.steps`, `elsai.multiagent.swarm.steps`):
 
-- `plan(task, invocation_id)`: start or continue the run stored in multi_agent.json and name
-  the nodes to run now, or say that the run ended;
+- `plan(task, invocation_id, answered)`: start or continue the run stored in multi_agent.json
+  and name the nodes to run now (a node waiting for a person only once it is answered), or
+  say that the run ended or only waits are left;
 - `node_call(name, answers, node_started_at)`: how to invoke one of those nodes (input,
   invocation id, remaining time budget): the call `graph(task)` itself would make;
 - `fold(batch, results)`: record the nodes' results, evaluate edges, pick the next batch.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import abc
 import time
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -59,8 +61,12 @@ class OrchestratorSteps(abc.ABC):
     kind: str
 
     @abc.abstractmethod
-    def plan(self, task: Task, invocation_id: str) -> StepOutcome:
-        """Start the run keyed by `invocation_id` (or continue the stored one); the nodes to run now."""
+    def plan(self, task: Task, invocation_id: str, answered: Collection[str] = ()) -> StepOutcome:
+        """Start the run keyed by `invocation_id` (or continue the stored one); the nodes to run now.
+
+        A node waiting for a person is planned again only once it is in `answered` (its
+        answers go with it); until then the nodes that do not depend on it run.
+        """
 
     @abc.abstractmethod
     def shape(self) -> tuple[list[str], list[str]]:

@@ -23,7 +23,6 @@ from elsai.serverless.factory import load_factory
 from elsai.serverless.parked import (
     ParkedTaskToken,
     park_task_token,
-    read_node_waits,
     read_parked_token,
 )
 from elsai.serverless.slice import run_slice
@@ -51,7 +50,6 @@ __all__ = [
     "min_function_timeout_seconds",
     "node_config",
     "park_task_token",
-    "read_node_waits",
     "read_parked_token",
     "run_slice",
     "stop_margin_seconds",

@@ -26,6 +26,7 @@ from elsai.serverless.errors import (
     ModelAccessDeniedError,
 )
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH
+from elsai.serverless.node_waits import AnswersWaitingError
 
 # -- the handlers ----------------------------------------------------------------------------
 
@@ -73,7 +74,7 @@ def version_of(function_arn: str) -> str:
 
 # -- actions: what a task asks the agent function to do ---------------------------------------
 
-Action = Literal["run_slice", "park", "plan", "node_slice", "fold"]
+Action = Literal["run_slice", "park", "plan", "node_slice", "fold", "park_nodes"]
 #: One slice of a single-agent job (also the default of an event without ``action``).
 RUN_SLICE: Final = "run_slice"
 #: Park the task token of a job waiting for interrupt responses.
@@ -84,6 +85,8 @@ PLAN: Final = "plan"
 NODE_SLICE: Final = "node_slice"
 #: Record a batch's node reports; name the next batch or the end.
 FOLD: Final = "fold"
+#: Park a Graph/Swarm job whose only nodes left wait for people (one token, every node's wait).
+PARK_NODES: Final = "park_nodes"
 ACTIONS: Final[tuple[str, ...]] = get_args(Action)
 
 # -- statuses: what a step returns and the machine's Choice states branch on -----------------
@@ -172,6 +175,8 @@ RETRYABLE_ERRORS: Final = (
     STATES_TASK_FAILED,
     *(cls.__name__ for cls in RETRYABLE_EXCEPTIONS),
 )
+#: The multi-agent park found answers already stored: the machine plans again, never waits.
+ANSWERS_WAITING_ERROR: Final = AnswersWaitingError.__name__
 #: Throttling gets its own, longer retry: waiting for a free slot is normal under load.
 THROTTLE_ERRORS: Final = (LAMBDA_THROTTLED,)
 #: What starting the job's next execution (its continuation) is retried on.
@@ -232,8 +237,17 @@ class ParkRequest(BaseModel):
     session_id: str
     agent_id: str = "agent"
     interrupts: list[dict[str, Any]] | None = None
-    #: The Graph/Swarm node that parks its own wait (None: the job's one wait).
-    node: str | None = None
+
+
+class ParkNodesRequest(BaseModel):
+    """Park a Graph/Swarm job: every node left waits for a person (the waits are stored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task_token: str
+    job_id: str
+    session_id: str
+    agent_id: str = "agent"
 
 
 class ParkResult(BaseModel):
@@ -312,6 +326,7 @@ REQUESTS: Final[dict[str, type[BaseModel]]] = {
     PLAN: JobStepRequest,
     NODE_SLICE: NodeSliceRequest,
     FOLD: FoldRequest,
+    PARK_NODES: ParkNodesRequest,
 }
 #: Each action's result model (what the state machine reads from ``Payload``).
 RESULTS: Final[dict[str, type[BaseModel]]] = {
@@ -320,4 +335,5 @@ RESULTS: Final[dict[str, type[BaseModel]]] = {
     PLAN: PlanResult,
     NODE_SLICE: NodeSliceResult,
     FOLD: PlanResult,
+    PARK_NODES: ParkResult,
 }

@@ -47,6 +47,7 @@ from elsai.serverless.factory import AgentFactory
 from elsai.serverless.fingerprint import check_build, removed_nodes, steps_fingerprint
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
 from elsai.serverless.node_scope import ScopedSessionManager, loaded_nodes
+from elsai.serverless.node_waits import read_waits, record_waits
 from elsai.serverless.slice_core import (
     SliceInput,
     StopStatus,
@@ -124,13 +125,24 @@ def build_steps(
     return steps
 
 
-def plan_result(kind: str, outcome: StepOutcome, slices: int = 0) -> PlanResult:
-    """The state machine's view of a step outcome (names and small status only)."""
+def plan_result(
+    kind: str,
+    outcome: StepOutcome,
+    slices: int = 0,
+    answers: dict[str, list[dict[str, Any]]] | None = None,
+) -> PlanResult:
+    """The state machine's view of a step outcome (names and small status only).
+
+    Each planned node's item carries its own `answers` (None: it was not waiting).
+    """
     now = time.time()
     return PlanResult(
         status=_RUN_STATUS.get(str(outcome.status), FAILED),
         kind=kind,
-        nodes=[{"node": name, "started_at": now} for name in outcome.nodes],
+        nodes=[
+            {"node": name, "started_at": now, "interrupt_responses": (answers or {}).get(name)}
+            for name in outcome.nodes
+        ],
         batch=outcome.batch,
         error=outcome.error or "",
         text=outcome.text[:MAX_SLICE_TEXT_CHARS],
@@ -168,12 +180,34 @@ def plan(
 ) -> PlanResult:
     """Start or continue the job's run; the nodes to run now (the job id keys the run).
 
-    With ``storage`` the build is fingerprint-checked first (``checked_build``).
+    With ``storage`` the build is fingerprint-checked first (``checked_build``), and nodes
+    whose waits were answered (``elsai.serverless.node_waits``) run with their answers.
     """
     failed = checked_build(request, steps, storage)
     if failed is not None:
         return failed
-    return plan_result(steps.kind, steps.plan(request.prompt or "", request.job_id))
+    waits = read_waits(storage, request.job_id) if storage is not None else None
+    answers = waits.answered() if waits is not None else {}
+    outcome = steps.plan(request.prompt or "", request.job_id, answered=set(answers))
+    if outcome.status == INTERRUPTED and request.interrupt_responses:
+        # answers carried in the state (a job parked by code from before per-node waits,
+        # upgraded on resume): the nodes they answer run with them
+        answers = _carried(outcome.interrupts, request.interrupt_responses)
+        outcome = steps.plan(request.prompt or "", request.job_id, answered=set(answers))
+    return plan_result(steps.kind, outcome, answers=answers)
+
+
+def _carried(
+    interrupts: list[dict[str, Any]], responses: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """The state's answers by the node whose interrupt each one answers."""
+    owner = {str(i.get("id")): str(i.get("node")) for i in interrupts}
+    answers: dict[str, list[dict[str, Any]]] = {}
+    for response in responses:
+        node = owner.get(str(response.get("interruptId")))
+        if node is not None:
+            answers.setdefault(node, []).append(response)
+    return answers
 
 
 def fold(
@@ -190,6 +224,8 @@ def fold(
     finished = sorted(request.results, key=lambda item: float(item.get("ended_at") or "inf"))
     reports = {str(item["node"]): _report(item) for item in finished}
     outcome = steps.fold(request.batch, reports)
+    if storage is not None:  # each interrupted node's wait is its own, answered apart
+        record_waits(storage, request.job_id, outcome.interrupts, reports, request.batch)
     result = plan_result(steps.kind, outcome, sum(branch_slices(i) for i in finished))
     result.model_calls = sum(branch_model_calls(i) for i in finished)
     breach = budget_breach(

@@ -5,9 +5,7 @@ agent Lambda a task token; `park_task_token` stores it with the pending interrup
 jobs API reads it back to report WAITING_FOR_INPUT and to send the answers. Both sides use
 this one model and the one key from `elsai.session.layout.keys.job_token_key`.
 
-A node of a Graph or Swarm job may park its own wait instead (`node` set): its record lives at
-`keys.node_wait_key`, one per waiting node, so sibling nodes' waits are found and answered
-apart (`read_node_waits`).
+A Graph or Swarm job keeps its nodes' waits apart instead (`elsai.serverless.node_waits`).
 """
 
 from __future__ import annotations
@@ -39,8 +37,6 @@ class ParkedTaskToken(BaseModel):
     task_token: str = Field(min_length=1)
     interrupts: list[dict[str, Any]] = Field(default_factory=list)
     parked_at: float = 0.0
-    #: The node whose own wait this is; None for the job's one wait.
-    node: str | None = None
 
     @field_validator("interrupts", mode="before")
     @classmethod
@@ -58,28 +54,14 @@ def park_task_token(
     job_id: str,
     task_token: str,
     interrupts: Any,
-    *,
-    node: str | None = None,
 ) -> ParkedTaskToken:
-    """Store the task token of a job (or one of its nodes) waiting for human input.
-
-    A node's wait names the node on each of its interrupts, so the API can show which node
-    asks what.
-    """
+    """Store the task token of a job waiting for human input."""
     validate_id(job_id, "job_id")
-    if node is not None:
-        validate_id(node, "node")
-        if isinstance(interrupts, list):
-            interrupts = [
-                {**i, "node": i.get("node") or node} if isinstance(i, dict) else i
-                for i in interrupts
-            ]
     record = ParkedTaskToken(
-        job_id=job_id, task_token=task_token, interrupts=interrupts, parked_at=time.time(),
-        node=node,
-    )  # fmt: skip
+        job_id=job_id, task_token=task_token, interrupts=interrupts, parked_at=time.time()
+    )
     storage = session_manager.storage
-    key = keys.job_token_key(job_id) if node is None else keys.node_wait_key(job_id, node)
+    key = keys.job_token_key(job_id)
     current = storage.read(key)
     storage.replace(
         key,
@@ -89,25 +71,13 @@ def park_task_token(
     return record
 
 
-def read_parked_token(
-    storage: StorageBackend, job_id: str, node: str | None = None
-) -> ParkedTaskToken | None:
-    """The record `park_task_token` wrote for `job_id` (or its `node`), or None if none.
+def read_parked_token(storage: StorageBackend, job_id: str) -> ParkedTaskToken | None:
+    """The record `park_task_token` wrote for `job_id`, or None if none.
 
     The record may be stale (already answered); a record that is not one at all is an
     error naming its key, never silently "not waiting".
     """
-    validate_id(job_id, "job_id")
-    if node is None:
-        return _parse(storage, keys.job_token_key(job_id))
-    return _parse(storage, keys.node_wait_key(job_id, validate_id(node, "node")))
-
-
-def read_node_waits(storage: StorageBackend, job_id: str) -> list[ParkedTaskToken]:
-    """Every node wait parked under the job, by node name (each may be stale: check its token)."""
-    prefix = keys.node_waits_prefix(validate_id(job_id, "job_id"))
-    found = [_parse(storage, key) for key in sorted(storage.list(prefix))]
-    return [record for record in found if record is not None]
+    return _parse(storage, keys.job_token_key(validate_id(job_id, "job_id")))
 
 
 def _parse(storage: StorageBackend, key: str) -> ParkedTaskToken | None:

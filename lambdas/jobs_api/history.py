@@ -61,6 +61,10 @@ def _clip(text: Any) -> str | None:
     return value if len(value) <= MAX_CAUSE_CHARS else value[:MAX_CAUSE_CHARS] + "…"
 
 
+#: The states that wait for a person: a single agent's, and a Graph/Swarm job's park.
+_WAITS = frozenset({"WaitForResponses", "WaitForNodeResponses"})
+
+
 def _entered(raw: dict[str, Any], state: HistoryState) -> tuple[list[dict[str, Any]], HistoryState]:
     details = _details(raw, "StateEntered")
     name = str(details.get("name", ""))
@@ -71,7 +75,7 @@ def _entered(raw: dict[str, Any], state: HistoryState) -> tuple[list[dict[str, A
     new = HistoryState(state=name[:80], slice=slice_no, failures=0)
     if name == "RunSlice":
         return [{"type": "slice_started", "slice": slice_no}], new
-    if name == "WaitForResponses":
+    if name in _WAITS:
         return [{"type": "waiting_for_input", "slice": slice_no}], new
     return [], new
 
@@ -105,6 +109,10 @@ def _succeeded(raw: dict[str, Any], state: HistoryState) -> list[dict[str, Any]]
         answers = output.get("interrupt_responses") or []
         ids = [a.get("interruptId") for a in answers if isinstance(a, dict)]
         return [{"type": "answered", "slice": state.slice, "interrupt_ids": ids}]
+    if state.state == "WaitForNodeResponses" and isinstance(output, dict):
+        # a Graph/Swarm park: the answer that woke it (others may have been stored meanwhile)
+        woke = [str(i) for i in output.get("answered") or []]
+        return [{"type": "answered", "slice": state.slice, "interrupt_ids": woke}]
     return []
 
 

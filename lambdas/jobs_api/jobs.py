@@ -168,10 +168,10 @@ def describe_job(job_id: str) -> dict[str, Any]:
         if parked is not None and _waiting_on(chain.current["executionArn"], parked):
             out["status"] = "WAITING_FOR_INPUT"
             out["interrupts"] = parked.interrupts
-        elif parked is None and (waiting := node_waits.open_waits(job_id)):
-            # Graph/Swarm nodes waiting on their own: each interrupt names its node
+        elif parked is None and (waiting := node_waits.open_interrupts(job_id)):
+            # Graph/Swarm nodes waiting on their own (others may run): each names its node
             out["status"] = "WAITING_FOR_INPUT"
-            out["interrupts"] = [i for w in waiting for i in w.interrupts]
+            out["interrupts"] = waiting
     return out
 
 
@@ -191,8 +191,8 @@ def answer_job(job_id: str, responses: list[dict[str, Any]]) -> list[str]:
     parked = read_parked_token(aws.storage(), job_id)
     if parked is None:
         _describe(job_id)  # NotFound for a job that does not exist
-        if waits := node_waits.node_waits(job_id):
-            return _answer_nodes(job_id, waits, responses)
+        if node_waits.node_waits(job_id) is not None:
+            return _answer_nodes(job_id, responses)
         raise Conflict(f"job {job_id!r} is not waiting for interrupt responses")
     answered = [str(r["interruptId"]) for r in responses]
     if len(set(answered)) != len(answered):
@@ -225,19 +225,21 @@ def answer_job(job_id: str, responses: list[dict[str, Any]]) -> list[str]:
     return sorted(answered)
 
 
-def _answer_nodes(
-    job_id: str, waits: list[ParkedTaskToken], responses: list[dict[str, Any]]
-) -> list[str]:
+def _answer_nodes(job_id: str, responses: list[dict[str, Any]]) -> list[str]:
     """Answers to any subset of a Graph/Swarm job's open node waits (`node_waits`)."""
+    from elsai_lambdas.jobs_api.versions import resume_version
+
     if len({str(r["interruptId"]) for r in responses}) != len(responses):
         raise InvalidRequest("each interruptId may be answered only once per request")
     if _chain(job_id).current["status"] != "RUNNING":
         raise Conflict(f"job {job_id!r} is not waiting for interrupt responses")
+    sfn_payload({"interrupt_responses": responses}, "the responses")  # the size cap, early
 
-    def payload(answers: list[dict[str, Any]]) -> str:
-        return sfn_payload({"interrupt_responses": answers}, "the responses")
+    def payload(answer: dict[str, Any]) -> str:
+        return sfn_payload(answer, "the responses")
 
-    return node_waits.answer_waits(job_id, waits, responses, payload, _send_answers)
+    upgraded = resume_version(job_id)
+    return node_waits.answer_waits(job_id, responses, payload, _send_answers, upgraded)
 
 
 def _send_answers(job_id: str, parked: ParkedTaskToken, output: str) -> None:

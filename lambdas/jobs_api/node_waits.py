@@ -1,83 +1,70 @@
 """A Graph/Swarm job's per-node waits: which are open, and answering any subset of them.
 
-Each waiting node parks its own task token (`elsai.serverless.parked`, `node` set), so one
-node's answer is sent while its siblings keep waiting or running. A node wait is open until
-its token was sent (`answer_sent`); the history check of the job's one wait does not apply,
-since parallel branches interleave their events.
+Each waiting node has its own wait in the job's record (`elsai.serverless.node_waits`): an
+answer is stored for its node, and the job runs that node while the others keep waiting.
+The job parks a task token only when nothing but waits is left; an answer then sends it
+(`{"answered": [...]}`) so the job plans again at once. An answer that arrives while the
+job runs is only stored: the next Plan picks it up.
 """
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from elsai.serverless import ParkedTaskToken, read_node_waits
-from elsai.serverless.answers import InterruptAlreadyAnsweredError, answer_sent, claim_answer
+from elsai.serverless import ParkedTaskToken
+from elsai.serverless.answers import InterruptAlreadyAnsweredError
+from elsai.serverless.contract import AGENT_FUNCTION_FIELD
+from elsai.serverless.node_waits import (
+    NodeWaits,
+    UnknownInterruptError,
+    answer_node_waits,
+    forget_token,
+    read_waits,
+)
 from elsai_lambdas.jobs_api import aws
 from elsai_lambdas.jobs_api.errors import Conflict, InvalidRequest
 
 
-def node_waits(job_id: str) -> list[ParkedTaskToken]:
-    """Every node wait the job parked (open or answered), by node name."""
-    return read_node_waits(aws.storage(), job_id)
+def node_waits(job_id: str) -> NodeWaits | None:
+    """The job's node waits record, or None if no node of it ever waited."""
+    return read_waits(aws.storage(), job_id)
 
 
-def open_waits(job_id: str, waits: list[ParkedTaskToken] | None = None) -> list[ParkedTaskToken]:
-    """The node waits not answered yet."""
-    storage = aws.storage()
-    found = node_waits(job_id) if waits is None else waits
-    return [w for w in found if not answer_sent(storage, job_id, w.task_token)]
+def open_interrupts(job_id: str) -> list[dict[str, Any]]:
+    """The interrupts no answer was given to yet, each naming its node."""
+    record = node_waits(job_id)
+    return record.open_interrupts() if record is not None else []
 
 
 def answer_waits(
     job_id: str,
-    waits: list[ParkedTaskToken],
     responses: list[dict[str, Any]],
-    payload: Callable[[list[dict[str, Any]]], str],
+    payload: Callable[[dict[str, Any]], str],
     send: Callable[[str, ParkedTaskToken, str], None],
+    upgraded: str | None = None,
 ) -> list[str]:
-    """Send each answered node's token with its answers; any subset of the open waits.
+    """Store the answers (any subset of the open waits) and wake the job if it is parked.
 
-    Every interrupt of a node named in `responses` must be answered (one token per node);
-    an interrupt of a wait already answered is a Conflict (409). `payload(answers)` is the
-    token's output, `send(job_id, wait, output)` sends it. Returns the answered interrupt ids, sorted.
+    A wait answered before is a Conflict (409) unless the same answers come again; an id no
+    node asked is an InvalidRequest. `payload(answer)` is the token's output, `send` sends
+    it; `upgraded` is the version an upgraded job resumes on. Returns the answered ids, sorted.
     """
-    opened = {w.task_token for w in open_waits(job_id, waits)}
-    owner = {iid: w for w in waits for iid in w.pending_ids()}
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for response in responses:
-        iid = str(response["interruptId"])
-        wait = owner.get(iid)
-        if wait is None:
-            raise InvalidRequest(f"interrupt {iid!r} is not one this job's nodes asked")
-        if wait.task_token not in opened:
-            raise Conflict(f"interrupt {iid!r} of node {wait.node!r} was already answered")
-        groups.setdefault(wait.task_token, []).append(response)
-    chosen = [w for w in waits if w.task_token in groups]
-    for wait in chosen:
-        missing = sorted(
-            wait.pending_ids() - {str(r["interruptId"]) for r in groups[wait.task_token]}
-        )
-        if missing:
-            raise InvalidRequest(f"answer every interrupt of node {wait.node!r}: missing {missing}")
-    outputs = {w.task_token: payload(groups[w.task_token]) for w in chosen}  # all checked first
-    for wait in chosen:
-        _send_one(job_id, wait, groups[wait.task_token], outputs[wait.task_token], send)
-    return sorted(str(r["interruptId"]) for r in responses)
-
-
-def _send_one(
-    job_id: str,
-    wait: ParkedTaskToken,
-    answers: list[dict[str, Any]],
-    output: str,
-    send: Callable[[str, ParkedTaskToken, str], None],
-) -> None:
-    try:  # a conditional create makes a second answer a 409, even when two requests race
-        claim = claim_answer(aws.storage(), job_id, wait.task_token, answers)
+    storage = aws.storage()
+    try:
+        record = answer_node_waits(storage, job_id, responses)
     except InterruptAlreadyAnsweredError as exc:
         raise Conflict(str(exc)) from None
-    try:
-        send(job_id, wait, output)
-    except InvalidRequest:
-        claim.failed()
-        raise
-    claim.sent()
+    except UnknownInterruptError as exc:
+        raise InvalidRequest(str(exc)) from None
+    answered = sorted(str(r["interruptId"]) for r in responses)
+    token = record.task_token
+    if token is not None:
+        answer: dict[str, Any] = {"answered": answered}
+        if upgraded is not None:
+            answer[AGENT_FUNCTION_FIELD] = upgraded
+        parked = ParkedTaskToken(job_id=job_id, task_token=token)
+        # a used token (another answer woke the job) is fine: this answer is stored
+        with contextlib.suppress(Conflict):
+            send(job_id, parked, payload(answer))
+        forget_token(storage, job_id, token)
+    return answered

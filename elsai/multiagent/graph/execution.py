@@ -217,7 +217,11 @@ class GraphExecution:
             state.status = Status.COMPLETED
 
     def select_next(self) -> None:
-        """Move the triggered nodes that may run now into `next_nodes`."""
+        """Move the triggered nodes that may run now into `next_nodes`.
+
+        Nodes already there (waiting for a person, in a stepped run) count as busy: their
+        dependants wait for them.
+        """
         state = self.state
-        for name in self.graph.topology.select_ready(state.triggers):
+        for name in self.graph.topology.select_ready(state.triggers, busy=state.next_nodes):
             state.next_nodes[name] = state.triggers.pop(name)

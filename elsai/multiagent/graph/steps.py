@@ -7,6 +7,7 @@ run's own code (`GraphExecution`), fires the edges and plans the next batch.
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from elsai.agent.agent import Agent
@@ -79,8 +80,12 @@ class GraphSteps(OrchestratorSteps):
         started = time.perf_counter() - elapsed
         return GraphExecution(self.graph, state, self.store, {}, answers, started)
 
-    def plan(self, task: Task, invocation_id: str) -> StepOutcome:
-        """Start a run for `task` (or continue the stored one) and name the nodes to run now."""
+    def plan(self, task: Task, invocation_id: str, answered: Collection[str] = ()) -> StepOutcome:
+        """Start a run for `task` (or continue the stored one) and name the nodes to run now.
+
+        A node waiting for a person stays out of the batch until it is `answered`; every
+        node that does not depend on it runs meanwhile. Only waits left: INTERRUPTED.
+        """
         cursor, state = self._load()
         if state is None or not continues(cursor, invocation_id):
             state = GraphState(
@@ -95,23 +100,22 @@ class GraphSteps(OrchestratorSteps):
         if state.status == Status.COMPLETED:
             return self._outcome(state)
         execution = self._execution(state, None)
-        if not state.next_nodes:
-            execution.select_next()
-        error = execution.limit_error(state.next_nodes) if state.next_nodes else None
-        if (
-            error is None
-            and execution.deadline is not None
-            and time.perf_counter() >= execution.deadline
-        ):
+        execution.select_next()
+        waiting = [n for n in _waiting(state) if n not in answered]
+        batch = {n: s for n, s in state.next_nodes.items() if n not in waiting}
+        error = execution.limit_error(batch) if batch else None
+        late = execution.deadline is not None and time.perf_counter() >= execution.deadline
+        if error is None and batch and late:
             error = execution.timeout_message()
         if error is not None:
             state.status, state.error = Status.FAILED, error
-        elif not state.next_nodes:
-            state.status, state.error = Status.COMPLETED, None
-        else:
+        elif batch:
             state.status, state.error = Status.EXECUTING, None
+        else:
+            state.status = Status.INTERRUPTED if waiting else Status.COMPLETED
+            state.error = None
         self.store.save(self.graph.cursor_of(state))
-        return self._outcome(state)
+        return self._outcome(state, list(batch))
 
     def node_call(
         self, name: str, answers: Task | None = None, node_started_at: float | None = None
@@ -131,7 +135,11 @@ class GraphSteps(OrchestratorSteps):
         return shorten(execution.node_call(name, state.next_nodes[name]), node_started_at)
 
     def fold(self, batch: int, reports: dict[str, dict[str, Any]]) -> StepOutcome:
-        """Record the batch's node reports, fire edges and pick the next batch (once per batch)."""
+        """Record the batch's node reports, fire edges and pick the next batch (once per batch).
+
+        An interrupted node does not stop the run: it waits (its dependants with it) while
+        the nodes that do not depend on it go on; a failed node still ends the run.
+        """
         results = self.node_results(reports)
         _, state = self._load()
         if state is None:
@@ -140,15 +148,24 @@ class GraphSteps(OrchestratorSteps):
             return self._outcome(state)  # already folded (a retried fold): nothing changes
         execution = self._execution(state, None)
         outcomes = {name: execution.record(name, result) for name, result in results.items()}
-        execution.finish_batch(outcomes)
+        if Status.FAILED in outcomes.values():
+            execution.finish_batch(outcomes)
+        else:
+            execution.select_next()
+            waiting = _waiting(state)
+            if any(n not in waiting for n in state.next_nodes):
+                state.status = Status.EXECUTING
+            else:
+                state.status = Status.INTERRUPTED if waiting else Status.COMPLETED
         self.store.save(self.graph.cursor_of(state))
-        return self._outcome(state)
+        return self._outcome(state, [n for n in state.next_nodes if n not in _waiting(state)])
 
-    def _outcome(self, state: GraphState) -> StepOutcome:
+    def _outcome(self, state: GraphState, batch: list[str] | None = None) -> StepOutcome:
         result = self.graph.result_of(state)
+        running = list(state.next_nodes) if batch is None else batch
         return StepOutcome(
             status=state.status,
-            nodes=list(state.next_nodes) if state.status == Status.EXECUTING else [],
+            nodes=running if state.status == Status.EXECUTING else [],
             batch=state.execution_count,
             error=state.error,
             text=result.text if state.status == Status.COMPLETED else "",
@@ -159,6 +176,11 @@ class GraphSteps(OrchestratorSteps):
             ],
             node_status={name: str(r.status) for name, r in state.results.items()},
         )
+
+
+def _waiting(state: GraphState) -> list[str]:
+    """Nodes of the next batch whose last execution asked a person (in batch order)."""
+    return [n for n in state.next_nodes if n in state.interrupted_nodes]
 
 
 __all__ = ["GraphSteps"]

@@ -7,7 +7,8 @@ before it, i.e. none of them is running or pending, or reachable from a running 
 node without passing through the node itself. So a fan-in waits for every branch that can
 still arrive (even branches of unequal depth), while a branch whose edge condition did not
 hold is simply not waited for. If triggered nodes only wait on each other (a cycle), they
-all run, so a run always makes progress.
+all run, so a run always makes progress; while a node is busy (running, or waiting for a
+person) that break waits, since the busy node may still complete and feed them.
 """
 
 from __future__ import annotations
@@ -80,12 +81,14 @@ class Topology:
 
     def select_ready(self, triggers: dict[str, list[str]], busy: Iterable[str] = ()) -> list[str]:
         """Triggered nodes that may run now (see the module docstring), in node order."""
-        candidates = [n for n in self.names if n in triggers]
         busy = list(busy)
+        candidates = [n for n in self.names if n in triggers and n not in busy]
         ready = []
         for node in candidates:
             others = [c for c in candidates if c != node] + busy
             waiting_on = {e.from_node for e in self.incoming[node]} - set(triggers[node]) - {node}
             if not waiting_on & self.reachable(others, avoid=node):
                 ready.append(node)
-        return ready or candidates
+        # a cycle is broken only when nothing else runs: a busy (or waiting) node may still
+        # complete and feed these candidates
+        return ready or ([] if busy else candidates)

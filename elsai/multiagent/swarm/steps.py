@@ -7,6 +7,7 @@ with the in-process run's own code (`Swarm.record`, `Swarm.node_handoff`).
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from elsai.agent.agent import Agent
@@ -71,8 +72,11 @@ class SwarmSteps(OrchestratorSteps):
         elapsed = elapsed_since(self.store.created_at(state.run_id))
         return time.perf_counter() - elapsed + self.swarm.execution_timeout
 
-    def plan(self, task: Task, invocation_id: str) -> StepOutcome:
-        """Start a run (or continue the stored one); the batch is the current node."""
+    def plan(self, task: Task, invocation_id: str, answered: Collection[str] = ()) -> StepOutcome:
+        """Start a run (or continue the stored one); the batch is the current node.
+
+        A current node that waits for a person runs again only once it is `answered`.
+        """
         cursor, state = self._load()
         if state is None or not continues(cursor, invocation_id):
             state = SwarmState(
@@ -85,6 +89,8 @@ class SwarmSteps(OrchestratorSteps):
             return self._outcome(state)
         if state.status == Status.COMPLETED:
             return self._outcome(state)
+        if state.status == Status.INTERRUPTED and state.current_node not in answered:
+            return self._outcome(state)  # still waiting: nothing else may run in a Swarm
         deadline = self._deadline(state)
         if state.execution_count >= self.swarm.max_iterations:
             state.status, state.resumable = Status.FAILED, False

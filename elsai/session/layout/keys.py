@@ -131,14 +131,9 @@ def object_tagging(key: str) -> str | None:
     return None
 
 
-def node_waits_prefix(job_id: str) -> str:
-    """Where the nodes of a Graph/Swarm job that wait for a person park their own tokens."""
-    return f"jobs/{job_id}/waits/"
-
-
-def node_wait_key(job_id: str, node: str) -> str:
-    """One waiting node's parked task token and interrupts (its own wait, apart from siblings)."""
-    return f"{node_waits_prefix(job_id)}{node}.json"
+def node_waits_key(job_id: str) -> str:
+    """A Graph/Swarm job's waits by node (interrupts, answers) and the token of its current park."""
+    return f"jobs/{job_id}/node_waits.json"
 
 
 def job_answer_key(job_id: str, task_token: str) -> str:

@@ -6,6 +6,10 @@ the job's shape by the job's agent_id:
 - "graph": researcher -> (writer_a, writer_b in parallel) -> editor;
 - "graph-fail": researcher -> broken (its model always raises);
 - "graph-ask": drafter -> approver (its tool asks a human through an interrupt);
+- "graph-two-asks": drafter -> (approver_a -> publish_a, approver_b -> publish_b) -> summary:
+  two parallel branches that each ask a human, each followed by a node of its own;
+- "graph-ask-beside-work": start -> (approver_a -> publish_a, w1 -> w2): one branch asks a
+  human while the other keeps working;
 - "swarm": triage -> specialist -> closer, by two handoffs;
 - "swarm-ask": triage hands off to an approver that asks a human.
 Each tool run appends one line to the ledger named by AGENT_LEDGER (node, tool, start/end times),
@@ -111,6 +115,18 @@ def approver_turn(request: ModelRequest) -> dict[str, Any] | str:
     return f"approved: {done[-1]}"
 
 
+def approver(name: str) -> Turn:
+    """Asks a human about its own draft (the interrupt is this node's), then reports the answer."""
+
+    def turn(request: ModelRequest) -> dict[str, Any] | str:
+        done = _results(request)
+        if not done:
+            return _call(name, "ask_approval", 1, draft=f"{name}'s draft")
+        return f"[{name}: {done[-1]}]"
+
+    return turn
+
+
 def handoff_turn(name: str, to: str, work_first: bool = False) -> Turn:
     def turn(request: ModelRequest) -> dict[str, Any] | str:
         done = _results(request)
@@ -167,6 +183,29 @@ def build_agent(config: AgentConfig) -> Any:
         nodes = {"drafter": _agent(config, "drafter", worker("drafter")),
                  "approver": _agent(config, "approver", approver_turn, tools=[ask_approval])}  # fmt: skip
         return _graph(config, nodes, [("drafter", "approver")])
+    if kind == "graph-two-asks":
+        nodes = {"drafter": _agent(config, "drafter", worker("drafter"))}
+        for side in ("a", "b"):
+            nodes[f"approver_{side}"] = _agent(
+                config, f"approver_{side}", approver(f"approver_{side}"), tools=[ask_approval]
+            )
+            nodes[f"publish_{side}"] = _agent(config, f"publish_{side}", worker(f"publish_{side}"))
+        nodes["summary"] = _agent(config, "summary", worker("summary"))
+        edges = [("drafter", "approver_a"), ("drafter", "approver_b"), ("approver_a", "publish_a"),
+                 ("approver_b", "publish_b"), ("publish_a", "summary"), ("publish_b", "summary")]  # fmt: skip
+        return _graph(config, nodes, edges)
+    if kind == "graph-ask-beside-work":
+        nodes = {n: _agent(config, n, worker(n)) for n in ("start", "publish_a", "w1", "w2")}
+        nodes["approver_a"] = _agent(
+            config, "approver_a", approver("approver_a"), tools=[ask_approval]
+        )
+        edges = [
+            ("start", "approver_a"),
+            ("approver_a", "publish_a"),
+            ("start", "w1"),
+            ("w1", "w2"),
+        ]
+        return _graph(config, nodes, edges)
     if kind == "swarm":
         agents = [
             _agent(config, "triage", handoff_turn("triage", "specialist")),

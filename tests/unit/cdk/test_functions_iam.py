@@ -195,7 +195,7 @@ def test_api_may_write_only_cancel_records_answer_claims_and_version_records(
     assert suffixes == {
         f"{p}/jobs/*/{record}"
         for p in prefixes
-        for record in ("cancelled.json", "answers/*", "version.json")
+        for record in ("cancelled.json", "answers/*", "version.json", "node_waits.json")
     }
 
 

@@ -53,7 +53,12 @@ def _object_suffixes(pairs: list[tuple[str, str]]) -> set[str]:
     return out
 
 
-API_WRITES = {"/jobs/*/cancelled.json", "/jobs/*/answers/*", "/jobs/*/version.json"}
+API_WRITES = {
+    "/jobs/*/cancelled.json",
+    "/jobs/*/answers/*",
+    "/jobs/*/version.json",
+    "/jobs/*/node_waits.json",
+}
 
 
 @pytest.mark.parametrize("role", ["AgentFunctionRole", "ApiFunctionRole"])

@@ -24,14 +24,19 @@ def _choices(state: dict[str, Any]) -> dict[str, str]:
 def test_plan_map_fold_loop(states: dict[str, Any]) -> None:
     assert states["StartMultiAgent"]["Next"] == "Plan"
     assert states["Plan"]["Parameters"]["Payload"]["action"] == "plan"
-    assert _choices(states["PlanRoute"]) == {"run": "Nodes", "completed": "MultiAgentResult"}
+    # only waits left: the job parks one token beside its nodes' waits
+    assert _choices(states["PlanRoute"]) == {
+        "run": "Nodes",
+        "completed": "MultiAgentResult",
+        "interrupted": "WaitForNodeResponses",
+    }
     assert states["PlanRoute"]["Default"] == "MultiAgentFailed"
     assert states["Nodes"]["Next"] == "Fold"
     assert states["Fold"]["Parameters"]["Payload"]["results.$"] == "$.batch"
     assert _choices(states["FoldRoute"]) == {
         "run": "NextBatch",
         "completed": "MultiAgentResult",
-        "interrupted": "WaitForNodeResponses",
+        "interrupted": "NextBatch",  # the next Plan runs every node that does not wait
     }
     assert states["MultiAgentResult"]["OutputPath"] == "$.plan.Payload"
     assert states["MultiAgentResult"]["Next"] == "MultiAgentCompleted"
@@ -47,7 +52,14 @@ def test_plan_map_fold_loop(states: dict[str, Any]) -> None:
         "Variable": "$.continued.multi_agent", "IsPresent": True, "Next": "ContinueMultiAgent"
     }  # fmt: skip
     assert states["ContinueMultiAgent"]["Next"] == "Plan"
-    assert states["WaitForNodeResponses"]["Resource"].endswith(".waitForTaskToken")
+    park = states["WaitForNodeResponses"]
+    assert park["Resource"].endswith(".waitForTaskToken")
+    assert park["Parameters"]["Payload"]["action"] == "park_nodes"
+    # answers stored before the park: plan again instead of sleeping on them
+    assert park["Catch"] == [
+        {"ErrorEquals": ["AnswersWaitingError"], "ResultPath": "$.answer", "Next": "ResumeNodes"},
+        {"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "MultiAgentStepFailed"},
+    ]
     failed = states["MultiAgentFailed"]
     # MultiAgentFailed, or the budget a node crossed (SliceBudgetExhausted, ...)
     assert failed["ErrorPath"] == "$.plan.Payload.error_type"
@@ -59,6 +71,10 @@ def test_the_map_runs_each_ready_node_in_its_own_slice_loop(states: dict[str, An
     assert nodes["Type"] == "Map" and nodes["ItemsPath"] == "$.plan.Payload.nodes"
     assert nodes["MaxConcurrency"] == ElsaiConfig().max_parallel_nodes
     assert nodes["ItemSelector"]["node.$"] == "$$.Map.Item.Value.node"
+    # each node gets its own answers, never its siblings'
+    assert nodes["ItemSelector"]["interrupt_responses.$"] == (
+        "$$.Map.Item.Value.interrupt_responses"
+    )
     branch = nodes["ItemProcessor"]["States"]
     assert set(branch) == {"NodeSlice", "NodeRoute", "NextNodeSlice", "NodeReport", "NodeErrored",
                            "NodeSliceBudgetExhausted"}  # fmt: skip

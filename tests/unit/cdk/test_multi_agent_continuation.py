@@ -31,7 +31,9 @@ def graph_script(batches: list[list[str]]) -> Callable[[dict[str, Any]], dict[st
         index = len(folded)
         if index >= len(batches):
             return {"status": "completed", "kind": "graph", "batch": index, "text": "done"}
-        nodes = [{"node": n, "started_at": 1.0} for n in batches[index]]
+        nodes = [
+            {"node": n, "started_at": 1.0, "interrupt_responses": None} for n in batches[index]
+        ]
         return {"status": status, "kind": "graph", "nodes": nodes, "batch": index}
 
     def script(event: dict[str, Any]) -> dict[str, Any]:

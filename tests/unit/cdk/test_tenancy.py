@@ -115,6 +115,8 @@ def test_api_checks_owners_and_touches_only_owner_prefixes(isolated: dict[str, A
         "/jobs/*/answers/*",
         "/owners/*/jobs/*/version.json",
         "/jobs/*/version.json",
+        "/owners/*/jobs/*/node_waits.json",
+        "/jobs/*/node_waits.json",
     }
     writes = [
         s for s in _statements(isolated, "ApiFunctionRole")
@@ -127,6 +129,8 @@ def test_api_checks_owners_and_touches_only_owner_prefixes(isolated: dict[str, A
         "/jobs/*/answers/*",
         "/owners/*/jobs/*/version.json",
         "/jobs/*/version.json",
+        "/owners/*/jobs/*/node_waits.json",
+        "/jobs/*/node_waits.json",
     }
     methods = _resources(isolated, "AWS::ApiGateway::Method", "")
     assert methods and {m["AuthorizationType"] for m in methods} == {"AWS_IAM"}

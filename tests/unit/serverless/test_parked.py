@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from elsai.serverless import ParkedTaskToken, park_task_token, read_node_waits, read_parked_token
+from elsai.serverless import ParkedTaskToken, park_task_token, read_parked_token
 from elsai.session import FileSessionManager
 from elsai.session.layout import keys
 
@@ -89,44 +89,4 @@ def test_the_record_model_ignores_fields_it_does_not_know() -> None:
         "task_token": "t",
         "interrupts": [],
         "parked_at": 1.0,
-        "node": None,
     }
-
-
-def test_each_node_parks_its_own_wait_apart_from_its_siblings_and_the_job(
-    manager: FileSessionManager,
-) -> None:
-    park_task_token(manager, "job-5", "token-a", INTERRUPTS, node="review_a")
-    park_task_token(manager, "job-5", "token-b", [{**INTERRUPTS[0], "id": "i2"}], node="review_b")
-    assert read_parked_token(manager.storage, "job-5") is None  # the job's own wait: none
-    waits = read_node_waits(manager.storage, "job-5")
-    assert [(w.node, w.task_token, w.pending_ids()) for w in waits] == [
-        ("review_a", "token-a", {"i1"}),
-        ("review_b", "token-b", {"i2"}),
-    ]
-    assert [i["node"] for w in waits for i in w.interrupts] == ["review_a", "review_b"]
-    assert read_parked_token(manager.storage, "job-5", "review_b") == waits[1]
-    # a node's later wait replaces only its own record
-    park_task_token(manager, "job-5", "token-a2", [], node="review_a")
-    assert [w.task_token for w in read_node_waits(manager.storage, "job-5")] == [
-        "token-a2",
-        "token-b",
-    ]
-    stored = manager.storage.read(keys.node_wait_key("job-5", "review_b"))
-    assert stored is not None and json.loads(stored.data)["node"] == "review_b"
-    assert read_node_waits(manager.storage, "job-6") == []
-
-
-def test_bad_node_names_and_corrupt_node_records_are_refused(
-    manager: FileSessionManager,
-) -> None:
-    with pytest.raises(ValueError, match="node"):
-        park_task_token(manager, "job-7", "token", [], node="../other")
-    with pytest.raises(ValueError, match="node"):
-        read_parked_token(manager.storage, "job-7", "a/b")
-    assert manager.storage.list("jobs/") == []
-    key = keys.node_wait_key("job-7", "review_a")
-    manager.storage.replace(key, b"not json", expected_version=None)
-    with pytest.raises(ValueError, match="is not JSON") as raised:
-        read_node_waits(manager.storage, "job-7")
-    assert "review_a.json" in str(raised.value)

@@ -1,4 +1,11 @@
-"""The agent handler's park step, for a node of a Graph/Swarm job: the node's own record."""
+"""A Graph/Swarm job's node waits through the real handlers: parked once, answered apart.
+
+moto executes a small machine around the agent handler's real `park_nodes` step (the same
+task and Catch the job machine has): Park -> Woken -> Park again. The waits are stored as
+Fold stores them (`record_waits`); the jobs API answers a subset, which wakes the park; the
+second park then finds that answer still unused and the machine plans again
+(AnswersWaitingError) instead of sleeping on it.
+"""
 
 from __future__ import annotations
 
@@ -6,109 +13,72 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from moto import mock_aws
 
-from elsai.session.layout import keys
+from elsai.serverless.node_waits import read_waits, record_waits
+from elsai.session.storage.s3 import S3Storage
 from tests.unit.handlers.jobs_api.conftest import _account
 from tests.unit.handlers.jobs_api.helpers import (
     AGENT_ARN,
     BUCKET,
-    REGION,
     Api,
     FakeContext,
     wait_until,
 )
 
-ASK = {"id": "i1", "name": "approve", "reason": {"amount": 40}, "tool_use_id": "t1"}
+JOB = "job-waits"
 
 
-def _park(node: str | None, token: str) -> dict[str, object]:
-    from elsai_lambdas import agent_handler
-
-    event = {"action": "park", "task_token": token, "job_id": "job-1", "session_id": "s1",
-             "agent_id": "graph", "interrupts": [ASK], **({"node": node} if node else {})}  # fmt: skip
-    return dict(agent_handler.handler(event, FakeContext(function_name="elsai-agent")))
-
-
-def test_a_node_parks_under_its_own_key_and_the_job_wait_keeps_its_own(aws_env: None) -> None:
-    with mock_aws():
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket=BUCKET)
-        assert _park("review_a", "token-a") == {"parked": True}
-        assert _park(None, "token-job") == {"parked": True}
-
-        def read(key: str) -> dict[str, object]:
-            return dict(json.loads(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read()))
-
-        node_wait = read(keys.node_wait_key("job-1", "review_a"))
-        assert (node_wait["node"], node_wait["task_token"]) == ("review_a", "token-a")
-        assert node_wait["interrupts"] == [{**ASK, "node": "review_a"}]
-        job_wait = read(keys.job_token_key("job-1"))
-        assert (job_wait["node"], job_wait["task_token"]) == (None, "token-job")
-
-
-def _ask(node: str) -> dict[str, object]:
-    return {"node": node, "interrupts": [{"id": f"ask-{node}", "name": "approve", "reason": node}]}
-
-
-#: Two parallel branches (a Map, as the Graph's Nodes state), each parking its own wait through
-#: the real park step, then one more state of its own once answered.
-BRANCHES = {
-    "StartAt": "Nodes",
-    "States": {
-        "Nodes": {
-            "Type": "Map",
-            "ItemsPath": "$.nodes",
-            "ItemSelector": {
-                "node.$": "$$.Map.Item.Value.node",
-                "interrupts.$": "$$.Map.Item.Value.interrupts",
+def _park(next_state: str) -> dict[str, Any]:
+    return {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
+        "Parameters": {
+            "FunctionName": AGENT_ARN,
+            "Payload": {
+                "action": "park_nodes",
+                "task_token.$": "$$.Task.Token",
+                "job_id.$": "$$.Execution.Name",
                 "session_id.$": "$.session_id",
-                "agent_id.$": "$.agent_id",
             },  # fmt: skip
-            "ItemProcessor": {
-                "StartAt": "NodeWait",
-                "States": {
-                    "NodeWait": {
-                        "Type": "Task",
-                        "Resource": "arn:aws:states:::lambda:invoke.waitForTaskToken",
-                        "Parameters": {
-                            "FunctionName": AGENT_ARN,
-                            "Payload": {
-                                "action": "park",
-                                "task_token.$": "$$.Task.Token",
-                                "job_id.$": "$$.Execution.Name",
-                                "session_id.$": "$.session_id",
-                                "agent_id.$": "$.agent_id",
-                                "node.$": "$.node",
-                                "interrupts.$": "$.interrupts",
-                            },  # fmt: skip
-                        },
-                        "TimeoutSeconds": 120,
-                        "ResultPath": "$.answer",
-                        "Next": "NodeProceeds",
-                    },
-                    "NodeProceeds": {"Type": "Pass", "End": True},
-                },
-            },
-            "End": True,
-        }
+        },
+        "TimeoutSeconds": 120,
+        "ResultPath": "$.answer",
+        "Catch": [
+            {"ErrorEquals": ["AnswersWaitingError"], "ResultPath": "$.answer", "Next": "PlanAgain"}
+        ],  # fmt: skip
+        "Next": next_state,
+    }
+
+
+MACHINE = {
+    "StartAt": "Park",
+    "States": {
+        "Park": _park("Woken"),
+        "Woken": {"Type": "Pass", "Next": "ParkAgain"},
+        "ParkAgain": _park("Woken"),
+        "PlanAgain": {"Type": "Pass", "End": True},
     },
 }
 
 
 @pytest.fixture
-def branches_api(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
+def machine_api(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api]:
     from moto.awslambda_simple.models import LambdaSimpleBackend
 
     from elsai_lambdas import agent_handler
 
     def invoke(_self: Any, function_name: str, qualifier: Any, body: Any, headers: Any,
                response_headers: dict[str, str]) -> bytes:  # fmt: skip
-        return json.dumps(
-            agent_handler.handler(json.loads(body), FakeContext(function_name="elsai-agent"))
-        ).encode()
+        try:  # a raised error reaches the machine by its class name, as Lambda reports it
+            out: Any = agent_handler.handler(
+                json.loads(body), FakeContext(function_name="elsai-agent")
+            )
+        except Exception as exc:
+            response_headers["x-amz-function-error"] = "Unhandled"
+            out = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
+        return json.dumps(out).encode()
 
     monkeypatch.setattr(LambdaSimpleBackend, "invoke", invoke)
     config: Any = {
@@ -116,62 +86,58 @@ def branches_api(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Api
         "stepfunctions": {"execute_state_machine": True},
     }
     with mock_aws(config=config):
-        api = _account(BRANCHES)
+        api = _account(MACHINE)
         yield api
         for execution in api.executions():
             if execution["status"] == "RUNNING":
                 api.sfn.stop_execution(executionArn=execution["executionArn"])
 
 
-def _proceeded(api: Api, job_id: str) -> list[str]:
-    events = api.sfn.get_execution_history(executionArn=api.execution_arn(job_id))["events"]
+def _ask(node: str, *ids: str) -> list[dict[str, Any]]:
+    return [{"id": i, "name": "approve", "reason": node, "node": node} for i in ids]
+
+
+def _entered(api: Api, state: str) -> list[dict[str, Any]]:
+    events = api.sfn.get_execution_history(executionArn=api.execution_arn(JOB))["events"]
     return [
-        e["stateEnteredEventDetails"]["input"]
+        json.loads(e["stateEnteredEventDetails"]["input"])
         for e in events
-        if e.get("stateEnteredEventDetails", {}).get("name") == "NodeProceeds"
+        if e.get("stateEnteredEventDetails", {}).get("name") == state
     ]
 
 
-def _start(api: Api) -> str:
-    job_id = "job-branches"
-    job_input = {"session_id": "s-branches", "agent_id": "graph", "nodes": [_ask("a"), _ask("b")]}
-    api.sfn.start_execution(
-        stateMachineArn=api.machine_arn, name=job_id, input=json.dumps(job_input)
+def test_a_subset_is_answered_the_park_wakes_and_an_unused_answer_is_never_slept_on(
+    machine_api: Api,
+) -> None:
+    api = machine_api
+    storage = S3Storage(BUCKET, client=api.s3)
+    record_waits(storage, JOB, [*_ask("a", "ask-a1", "ask-a2"), *_ask("b", "ask-b")], [], 1)
+    api.sfn.start_execution(stateMachineArn=api.machine_arn, name=JOB,
+                            input=json.dumps({"session_id": "s-waits"}))  # fmt: skip
+    waiting = wait_until(
+        lambda: (b := api.get_job(JOB).body).get("status") == "WAITING_FOR_INPUT" and b,
+        what="the job reports its nodes' waits",
     )
-    return job_id
-
-
-def test_node_waits_are_answered_apart_each_once(branches_api: Api) -> None:
-    api = branches_api
-    job_id = _start(api)
-    both = wait_until(
-        lambda: (b := api.get_job(job_id).body).get("status") == "WAITING_FOR_INPUT"
-        and len(b["interrupts"]) == 2 and b,
-        what="both nodes parked",
-    )  # fmt: skip
-    assert sorted((i["node"], i["id"]) for i in both["interrupts"]) == [
-        ("a", "ask-a"),
-        ("b", "ask-b"),
-    ]
-    # a subset: node b only; its branch proceeds while node a still waits
-    reply = api.answer(job_id, {"responses": [{"interruptId": "ask-b", "response": "yes"}]})
-    assert (reply.status, reply.body["answered"]) == (200, ["ask-b"])
-    proceeded = wait_until(lambda: _proceeded(api, job_id), what="node b proceeds")
-    assert [json.loads(x)["node"] for x in proceeded] == ["b"]
-    assert json.loads(proceeded[0])["answer"]["interrupt_responses"] == [
-        {"interruptId": "ask-b", "response": "yes"}
-    ]
-    view = api.get_job(job_id).body
-    assert view["status"] == "WAITING_FOR_INPUT"
-    assert [(i["node"], i["id"]) for i in view["interrupts"]] == [("a", "ask-a")]
-    # each wait is answered once; an unknown id and a partial node answer are refused
-    again = api.answer(job_id, {"responses": [{"interruptId": "ask-b", "response": "no"}]})
-    assert again.status == 409 and "already answered" in again.error_message()
-    unknown = api.answer(job_id, {"responses": [{"interruptId": "ask-z", "response": "no"}]})
+    assert sorted((i["node"], i["id"]) for i in waiting["interrupts"]) == [
+        ("a", "ask-a1"), ("a", "ask-a2"), ("b", "ask-b"),
+    ]  # fmt: skip
+    wait_until(lambda: read_waits(storage, JOB).task_token, what="the park stored its token")
+    # a node is answered as a whole; an id no node asked is refused
+    partial = api.answer(JOB, {"responses": [{"interruptId": "ask-a1", "response": "x"}]})
+    assert partial.status == 400 and "missing ['ask-a2']" in partial.error_message()
+    unknown = api.answer(JOB, {"responses": [{"interruptId": "ask-z", "response": "x"}]})
     assert unknown.status == 400
-    assert api.describe(job_id)["status"] == "RUNNING"
-    last = api.answer(job_id, {"responses": [{"interruptId": "ask-a", "response": "ok"}]})
-    assert last.status == 200
-    wait_until(lambda: api.describe(job_id)["status"] == "SUCCEEDED", what="job end")
-    assert sorted(json.loads(x)["node"] for x in _proceeded(api, job_id)) == ["a", "b"]
-    assert api.get_job(job_id).body["status"] == "SUCCEEDED"
+    reply = api.answer(JOB, {"responses": [{"interruptId": "ask-b", "response": "yes"}]})
+    assert (reply.status, reply.body["answered"]) == (200, ["ask-b"])
+
+    wait_until(lambda: api.describe(JOB)["status"] == "SUCCEEDED", what="the machine ends")
+    (woken,) = _entered(api, "Woken")
+    assert woken["answer"] == {"answered": ["ask-b"]}  # the park's token, sent once
+    (again,) = _entered(api, "PlanAgain")
+    assert again["answer"]["Error"] == "AnswersWaitingError"  # b's answer not used yet
+    record = read_waits(storage, JOB)
+    assert record is not None and record.task_token is None
+    assert record.answered() == {"b": [{"interruptId": "ask-b", "response": "yes"}]}
+    assert [(i["node"], i["id"]) for i in record.open_interrupts()] == [
+        ("a", "ask-a1"), ("a", "ask-a2"),
+    ]  # fmt: skip
