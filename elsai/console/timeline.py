@@ -78,6 +78,8 @@ def bars(events: list[dict[str, Any]]) -> list[Bar]:
             out.append(wait)
         elif kind == "answered" and wait is not None:
             wait.end, wait.outcome = at, "answered"
+        elif kind == "continued":  # a zero-length bar where the next execution took over
+            out.append(Bar(f"continued: execution {event.get('execution')}", at, at, "continued"))
         elif kind == "job_ended":
             for bar in out:
                 if bar.end is None:
@@ -153,6 +155,8 @@ def event_text(event: dict[str, Any]) -> str:
         return f"answered {esc(', '.join(str(i) for i in event.get('interrupt_ids') or []))}"
     if kind == "job_ended":
         return f"job ended {badge(event.get('status'))} {esc(event.get('error') or '')}"
+    if kind == "continued":
+        return f"continued in execution {esc(event.get('execution'))}"
     if kind == "message":
         return _message(event)
     return f"{esc(kind)} {folded_json(event)}"

@@ -56,6 +56,8 @@ class JobChain:
     first: dict[str, Any]
     current: dict[str, Any]
     executions: int
+    #: Every visible execution's ARN, first to current (what a job's events are read from).
+    arns: tuple[str, ...] = ()
 
 
 def _describe(sfn: Any, arn: str) -> dict[str, Any] | None:
@@ -74,14 +76,15 @@ def follow_job(sfn: Any, machine_arn: str, job_id: str) -> JobChain:
     first = _describe(sfn, execution_arn(machine_arn, job_id))
     if first is None:
         raise JobNotFoundError(job_id)
-    current, count = first, 1
+    current, count, arns = first, 1, [str(first["executionArn"])]
     while count <= MAX_HOPS and (name := continued_in(current)) is not None:
         following = _describe(sfn, execution_arn(machine_arn, name))
         if following is None:  # not visible yet (eventual consistency): still running
             current = {**current, "status": "RUNNING", "output": None, "stopDate": None}
             break
         current, count = following, count + 1
-    return JobChain(first=first, current=current, executions=count)
+        arns.append(str(following["executionArn"]))
+    return JobChain(first=first, current=current, executions=count, arns=tuple(arns))
 
 
 def job_view(job_id: str, chain: JobChain) -> dict[str, Any]:

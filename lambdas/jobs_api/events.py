@@ -22,7 +22,7 @@ from elsai.session.storage.base import StorageBackend
 from elsai_lambdas.jobs_api import aws, jobs
 from elsai_lambdas.jobs_api.corrupt import READ_ERRORS, corrupt_session
 from elsai_lambdas.jobs_api.errors import InvalidRequest
-from elsai_lambdas.jobs_api.history import HistoryPage, HistoryState, history_events, stamp
+from elsai_lambdas.jobs_api.history import HistoryState, history_events, stamp
 from elsai_lambdas.jobs_api.status import public_status
 
 DEFAULT_LIMIT = 50
@@ -40,7 +40,8 @@ class Cursor(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     m: int | None = Field(default=None, ge=0)  # next message index (None: not located yet)
-    h: int = Field(default=0, ge=0)  # last history event id handed out
+    e: int = Field(default=0, ge=0)  # the execution of the chain being read (0: the first)
+    h: int = Field(default=0, ge=0)  # last history event id handed out, in execution `e`
     s: HistoryState = HistoryState()
 
 
@@ -171,7 +172,11 @@ def _messages(
     return out
 
 
-Unit = tuple[str, list[dict[str, Any]], int, HistoryState | None]  # at, events, position, state
+Position = tuple[int, int]  # a history event: (execution in the chain, raw event id)
+Unit = tuple[
+    str, list[dict[str, Any]], int | Position, HistoryState | None
+]  # at, events, where, state
+Found = list[tuple[dict[str, Any], Position, HistoryState]]
 
 
 _STARTERS = frozenset({"slice_started", "retry", "answered"})
@@ -186,17 +191,17 @@ def _key(unit: Unit) -> tuple[str, int]:
     return unit[0], 0 if kind in _STARTERS else 1 if kind == "message" else 2
 
 
-def _units(messages: list[dict[str, Any]], page: HistoryPage) -> list[Unit]:
+def _units(messages: list[dict[str, Any]], found: Found) -> list[Unit]:
     """Messages one by one and history events grouped by raw event, merged by time.
 
     A merge, not a sort: each source keeps its own order, so a cursor can name a prefix of each.
     """
     history: list[Unit] = []
-    for event, raw_id, state in page.events:
-        if history and history[-1][2] == raw_id:
+    for event, where, state in found:
+        if history and history[-1][2] == where:
             history[-1][1].append(event)
         else:
-            history.append((str(event["at"]), [event], raw_id, state))
+            history.append((str(event["at"]), [event], where, state))
     own: list[Unit] = [(str(m["at"]), [m], int(m["index"]), None) for m in messages]
     out: list[Unit] = []
     i = j = 0
@@ -210,10 +215,42 @@ def _units(messages: list[dict[str, Any]], page: HistoryPage) -> list[Unit]:
     return out
 
 
+def chain_history(
+    arns: tuple[str, ...], cursor: Cursor, limit: int
+) -> tuple[Found, Position, HistoryState]:
+    """History events of each execution of the chain from the cursor's on, at most `limit`.
+
+    An execution that continued the job ends in `continued` (`execution`: the number of the
+    next one), not `job_ended`: the job ends once, in its last execution. Returns the events
+    and how far the scan got (for a page that takes every event).
+    """
+    found: Found = []
+    scanned, state = (cursor.e, cursor.h), cursor.s
+    while scanned[0] < len(arns) and len(found) < limit:
+        index = scanned[0]
+        page = history_events(arns[index], scanned[1], state, limit - len(found))
+        last = index == len(arns) - 1
+        for event, raw_id, after_state in page.events:
+            if not last and event["type"] == "job_ended" and event["status"] == "SUCCEEDED":
+                event = {"type": "continued", "execution": index + 2,
+                         "id": event["id"], "at": event["at"]}  # fmt: skip
+            found.append((event, (index, raw_id), after_state))
+        scanned, state = (index, page.scanned_id), page.scanned_state
+        if last or not page.complete:
+            break
+        scanned, state = (index + 1, 0), HistoryState()  # its history is its own
+    return found, scanned, state
+
+
 def job_events(job_id: str, after: str | None, limit: int) -> dict[str, Any]:
-    """A page of job `job_id`'s events after cursor `after`, and the cursor to continue from."""
+    """A page of job `job_id`'s events after cursor `after`, and the cursor to continue from.
+
+    The events span the job's whole continuation chain: the messages since the job began, and
+    each execution's history in turn.
+    """
     cursor = decode_cursor(after)
-    execution = jobs.describe_execution(job_id)
+    chain = jobs.describe_chain(job_id)
+    execution = chain.first
     ids = jobs.loads(execution.get("input"))
     ids = ids if isinstance(ids, dict) else {}
     session_id = str(ids.get("session_id") or job_id)
@@ -227,24 +264,26 @@ def job_events(job_id: str, after: str | None, limit: int) -> dict[str, Any]:
             raise corrupt_session(storage, session_id) from exc
     # History first: a slice writes its messages before Step Functions records its end, so
     # every message an event shown here follows is already stored when messages are read.
-    history = history_events(execution["executionArn"], cursor.h, cursor.s, limit)
+    history, scanned, scanned_state = chain_history(chain.arns, cursor, limit)
     messages = _messages(storage, session_id, agent_id, start, limit)
     units = _units(messages, history)
     page: list[dict[str, Any]] = []
-    size, next_m, last_h, state, taken = 0, start, cursor.h, cursor.s, 0
+    size, next_m, taken = 0, start, 0
+    last_h: Position = (cursor.e, cursor.h)
+    state = cursor.s
     for _at, events, position, after_state in units:
         size += sum(len(json.dumps(e, ensure_ascii=False).encode()) for e in events)
         if page and (len(page) + len(events) > limit or size > MAX_PAGE_BYTES):
             break
         page.extend(events)
         taken += 1
-        if after_state is None:
+        if isinstance(position, int):
             next_m = position + 1
         else:
-            last_h, state = position, after_state
+            last_h, state = position, after_state or state
     if all(u[3] is None for u in units[taken:]):  # every history event found was taken
-        last_h, state = history.scanned_id, history.scanned_state
-    status = public_status(execution, job_id)
+        last_h, state = scanned, scanned_state
+    status = public_status(chain.current, job_id)
     for event in page:  # history says ABORTED for any stop; a cancelled job ended CANCELLED
         if event["type"] == "job_ended" and event["status"] == "ABORTED":
             event["status"] = status
@@ -252,5 +291,5 @@ def job_events(job_id: str, after: str | None, limit: int) -> dict[str, Any]:
         "job_id": job_id,
         "status": status,
         "events": page,
-        "cursor": encode_cursor(Cursor(m=next_m, h=last_h, s=state)),
+        "cursor": encode_cursor(Cursor(m=next_m, e=last_h[0], h=last_h[1], s=state)),
     }

@@ -217,6 +217,8 @@ class HistoryPage:
     events: list[tuple[dict[str, Any], int, HistoryState]]
     scanned_id: int
     scanned_state: HistoryState
+    #: The scan reached the history's end (False: it stopped at `limit`).
+    complete: bool = False
 
 
 def history_events(
@@ -252,4 +254,4 @@ def history_events(
             scanned, state = raw_id, after
         token = page.get("nextToken")
         if not token:
-            return HistoryPage(events=out, scanned_id=scanned, scanned_state=state)
+            return HistoryPage(events=out, scanned_id=scanned, scanned_state=state, complete=True)

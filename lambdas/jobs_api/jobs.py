@@ -254,6 +254,11 @@ def _send_answers(job_id: str, parked: ParkedTaskToken, output: str) -> None:
         raise
 
 
+def describe_chain(job_id: str) -> executions.JobChain:
+    """The job's executions, first to current (continuations); NotFound if none."""
+    return _chain(job_id)
+
+
 def describe_execution(job_id: str) -> dict[str, Any]:
     """The job's current execution (the last of its continuation chain); NotFound if none."""
     return _chain(job_id).current

@@ -74,6 +74,8 @@ def render(event: dict[str, Any], style: Style, job_id: str) -> list[str]:
         return [style.paint("⏸ waiting for input", "magenta")]
     if kind == "answered":
         return [f"✓ answered {', '.join(map(str, event.get('interrupt_ids') or []))}"]
+    if kind == "continued":
+        return [style.paint(f"→ continued in execution {event.get('execution')}", "dim")]
     if kind == "job_ended":
         colour = "green" if event.get("status") == "SUCCEEDED" else "red"
         extra = f": {event.get('error')}" if event.get("error") else ""

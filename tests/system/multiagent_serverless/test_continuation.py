@@ -73,3 +73,8 @@ def test_a_graph_continues_twice_and_a_kill_before_a_continuation_reruns_no_node
     assert order[0] == "researcher" and sorted(order[1:3]) == ["writer_a", "writer_b"]
     assert order[3:] == ["editor"]
     assert "writer_a" in final["result"]["text"] and "writer_b" in final["result"]["text"]
+    events = rt.events(job["job_id"], limit=200)["events"]  # the whole chain's, in order
+    assert [e["execution"] for e in events if e["type"] == "continued"] == [2, 3]
+    assert [e["type"] for e in events].count("job_ended") == 1
+    started = Counter(e["node"] for e in events if e["type"] == "slice_started" and "node" in e)
+    assert set(started) == {"researcher", "writer_a", "writer_b", "editor"}  # every execution's

@@ -63,3 +63,24 @@ def test_a_single_agent_job_continues_in_new_executions_and_succeeds(
     assert sorted(names) == sorted([job["job_id"], f"{job['job_id']}-c1", f"{job['job_id']}-c2"])
     assert small_stack.runs_per_order(job["session_id"]) == {"1": 1, "2": 1}
     assert final["result"]["text"] == "All 2 orders processed: 1, 2."
+    _events_span_the_chain(small_stack, job["job_id"])
+
+
+def _events_span_the_chain(stack: LocalStack, job_id: str) -> None:
+    whole = stack.rt.events(job_id, limit=200)["events"]
+    kinds = [e["type"] for e in whole]
+    slices = [e["slice"] for e in whole if e["type"] == "slice_started"]
+    assert slices == list(range(5))  # the first execution's slices too, not just the last's
+    assert [e["execution"] for e in whole if e["type"] == "continued"] == [2, 3]
+    assert kinds.count("job_ended") == 1 and kinds[-1] == "job_ended"
+    assert whole[-1]["status"] == "SUCCEEDED"
+    indices = [e["index"] for e in whole if e["type"] == "message"]
+    assert indices == list(range(indices[0], indices[0] + len(indices))) and len(indices) > 4
+    paged, after = [], None  # small pages across the executions: nothing repeated or skipped
+    for _ in range(200):
+        page = stack.rt.events(job_id, after=after, limit=3)
+        if not page["events"]:
+            break
+        paged.extend(page["events"])
+        after = page["cursor"]
+    assert paged == whole
