@@ -227,18 +227,6 @@ class SliceResult(BaseModel):
     slice: int = 0
 
 
-class ParkRequest(BaseModel):
-    """Park a task token: the job waits until the jobs API answers its interrupts."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    task_token: str
-    job_id: str
-    session_id: str
-    agent_id: str = "agent"
-    interrupts: list[dict[str, Any]] | None = None
-
-
 class ParkNodesRequest(BaseModel):
     """Park a Graph/Swarm job: every node left waits for a person (the waits are stored)."""
 
@@ -248,6 +236,12 @@ class ParkNodesRequest(BaseModel):
     job_id: str
     session_id: str
     agent_id: str = "agent"
+
+
+class ParkRequest(ParkNodesRequest):
+    """Park a task token: the job waits until the jobs API answers its interrupts."""
+
+    interrupts: list[dict[str, Any]] | None = None
 
 
 class ParkResult(BaseModel):
