@@ -28,7 +28,9 @@ def _zip(text: str) -> bytes:
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    with mock_aws():
+    # Executions only need to exist and stay RUNNING: without the execute engine a stop is
+    # never racing an engine thread that has not started (moto's config is process-wide).
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": False}}):
         iam = boto3.client("iam")
         role = iam.create_role(RoleName="r", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
         lam = boto3.client("lambda")
