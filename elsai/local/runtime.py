@@ -12,6 +12,7 @@ REST events.
 from __future__ import annotations
 
 import contextlib
+import copy
 import importlib
 import io
 import json
@@ -131,6 +132,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             self.service = load_service(self.project)
         template = self.service.template
         from moto.awslambda_simple.models import LambdaSimpleBackend
+        from moto.core.config import default_user_config
         from moto.server import ThreadedMotoServer
 
         self._workdir = tempfile.TemporaryDirectory(prefix="elsai-local-")
@@ -146,9 +148,10 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
         self._server.start()
         self.port = self._server.get_host_and_port()[1]
         self.endpoint = f"http://127.0.0.1:{self.port}"
-        # moto's backends and config are process-global: change only what we own, undo it on close
-        self._saved_moto_config = self._moto_api("GET", "/moto-api/config")
-        self._moto_api("POST", "/moto-api/config", MOTO_CONFIG)
+        # moto's config is process-global: save what we change (GET /moto-api/config omits some)
+        saved = {k: v for k, v in default_user_config.items() if k in MOTO_CONFIG}
+        self._saved_moto_config = copy.deepcopy(saved)
+        self._set_moto_config(MOTO_CONFIG)
         self._setenv({
             "MOTO_PORT": str(self.port), "AWS_ENDPOINT_URL": self.endpoint, "AWS_ACCESS_KEY_ID": "testing",
             "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": None, "AWS_SECURITY_TOKEN": None,
@@ -193,14 +196,12 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             self._original_invoke = None
         self._patches.close()
         if self._server is not None:
-            try:
-                self._cleanup()
-                if self._saved_moto_config is not None:
-                    self._moto_api("POST", "/moto-api/config", self._saved_moto_config)
-            except Exception as exc:  # never mask the error that is closing us
-                warnings.warn(f"local runtime cleanup failed: {exc!r}", stacklevel=2)
-            finally:
-                self._server.stop()
+            for step in (self._cleanup, self._restore_moto_config):
+                try:
+                    step()
+                except Exception as exc:  # the next step still runs; never mask the closing error
+                    warnings.warn(f"local runtime {step.__name__} failed: {exc!r}", stacklevel=2)
+            self._server.stop()
             self._server = None
         for name, value in self._saved_env.items():
             if value is None:
@@ -220,12 +221,13 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             else:
                 os.environ[name] = value
 
-    def _moto_api(self, method: str, path: str, body: Any = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.endpoint + path, data=data, method=method)
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-        return json.loads(raw) if raw.strip().startswith(b"{") else None
+    def _set_moto_config(self, config: dict[str, Any]) -> None:
+        body = json.dumps(config).encode()  # a body makes it a POST
+        urllib.request.urlopen(f"{self.endpoint}/moto-api/config", body, timeout=10).close()
+
+    def _restore_moto_config(self) -> None:
+        if self._saved_moto_config is not None:
+            self._set_moto_config(self._saved_moto_config)
 
     def _cleanup(self) -> None:
         """Delete what start() created, so another runtime in this process starts clean."""
