@@ -13,12 +13,12 @@ HERE = Path(__file__).parent
 
 
 def test_a_failed_cleanup_still_restores_moto_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    before = default_user_config["stepfunctions"]["execute_state_machine"]
+    before = dict(default_user_config["stepfunctions"])  # whatever earlier tests left
     rt = LocalRuntime(project=HERE.parents[2], agent_factory="serverless_agents:build_agent",
                       pythonpath=(str(HERE),), preloaded=False)  # fmt: skip
     rt.start()
     try:
-        assert default_user_config["stepfunctions"]["execute_state_machine"] is True
+        assert default_user_config["stepfunctions"] == {"execute_state_machine": True}
 
         def broken_cleanup() -> None:
             raise RuntimeError("stop_execution raced the engine")
@@ -27,4 +27,4 @@ def test_a_failed_cleanup_still_restores_moto_config(monkeypatch: pytest.MonkeyP
     finally:
         with pytest.warns(UserWarning, match="_cleanup failed: RuntimeError"):
             rt.close()
-    assert default_user_config["stepfunctions"]["execute_state_machine"] is before
+    assert default_user_config["stepfunctions"] == before
