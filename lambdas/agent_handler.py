@@ -144,27 +144,52 @@ def _park_nodes(event: dict[str, Any]) -> dict[str, Any]:
 
 @tracer.capture_method
 def _orchestrate(action: str, event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Plan / node slice / fold of a Graph or Swarm job (elsai.serverless.orchestration)."""
-    from elsai.serverless import orchestration
+    """Plan / node slice / fold of a Graph or Swarm job (elsai.serverless.orchestration).
+
+    With tracing on, each step is a span under the job's run span (elsai.telemetry.job_spans).
+    """
+    from elsai.telemetry.job_spans import job_step_span
+    from elsai.telemetry.spans import record_node
 
     request: Any = REQUESTS[action].model_validate(event)
+    node = getattr(request, "node", None)
     logger.append_keys(execution_id=request.execution_id, job_id=request.job_id,
-                       session_id=request.session_id, node=getattr(request, "node", None))  # fmt: skip
-    factory = load_factory(_factory_path())
-    manager = _session_manager(request.session_id, request.job_id)
-    steps = orchestration.build_steps(
-        request, session_manager=manager, factory=factory, deadline=DEADLINE
-    )
-    if action == PLAN:
-        result: Any = orchestration.plan(request, steps, manager.storage)
-    elif action == FOLD:
-        result = orchestration.fold(request, steps, manager.storage)
-    else:
-        result = orchestration.run_node_slice(
-            request, steps, remaining_ms=context.get_remaining_time_in_millis, deadline=DEADLINE
-        )
+                       session_id=request.session_id, node=node)  # fmt: skip
+    factory = load_factory(_factory_path())  # first: its module may set the tracer provider
+    tracing = _otel_tracing()
+    name = f"invoke_node {node}" if action == NODE_SLICE else f"{action} {request.job_id}"
+    attributes = {"elsai.execution_id": request.execution_id, "elsai.step": action,
+                  "elsai.slice": getattr(request, "slice", 0), "faas.invocation_id": context.aws_request_id,
+                  **({"elsai.node.name": node} if node else {})}  # fmt: skip
+    try:
+        with job_step_span(tracing, request.job_id, name, attributes) as span:
+            result = _orchestrate_step(action, request, factory, context, tracing)
+            if action == NODE_SLICE:
+                record_node(span, result.status, result.resumed_from_checkpoint, result.error)
+    finally:
+        if tracing is not None:
+            tracing.flush()
     logger.info(f"{action} finished", extra={"status": result.status})
     return result.model_dump()
+
+
+def _orchestrate_step(
+    action: str, request: Any, factory: Any, context: LambdaContext, tracing: Any
+) -> Any:
+    from elsai.serverless import orchestration
+
+    manager = _session_manager(request.session_id, request.job_id)
+    steps = orchestration.build_steps(
+        request, session_manager=manager, factory=factory, deadline=DEADLINE,
+        hooks=[tracing] if tracing is not None else None,
+    )  # fmt: skip
+    if action == PLAN:
+        return orchestration.plan(request, steps, manager.storage, tracing)
+    if action == FOLD:
+        return orchestration.fold(request, steps, manager.storage, tracing)
+    return orchestration.run_node_slice(
+        request, steps, remaining_ms=context.get_remaining_time_in_millis, deadline=DEADLINE
+    )
 
 
 @logger.inject_lambda_context(log_event=False)

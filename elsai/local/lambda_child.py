@@ -14,6 +14,8 @@ the user's factory before the invocation's environment is in place.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import os
 import sys
@@ -32,6 +34,7 @@ def _handle(event: dict[str, Any]) -> int:
         EVENT_MARK + json.dumps({"type": "handler_started"}) + "\n"
     )  # the timeout starts now
     sys.stdout.flush()
+    _import_user_factory()
     context = LocalLambdaContext(
         os.environ.get("ELSAI_LOCAL_FUNCTION_NAME", "elsai-agent"),
         int(os.environ.get("ELSAI_LOCAL_TIMEOUT_MS", "900000")),
@@ -52,6 +55,22 @@ def _handle(event: dict[str, Any]) -> int:
     sys.stdout.write(RESULT_MARK + json.dumps(result) + "\n")
     sys.stdout.flush()
     return 0
+
+
+def _import_user_factory() -> None:
+    """Import the user's factory module now, as the handler's own `load_factory` would first.
+
+    The child's factory is the wrapper in `elsai.local.instrument`, which imports the user's
+    module only when it builds the agent; a module that sets up tracing at import (as
+    applications do) must be in place before the handler opens its first span. An import
+    error is left for the wrapper to report, as the handler would.
+    """
+    from elsai.local.instrument import USER_FACTORY_ENV
+
+    module = os.environ.get(USER_FACTORY_ENV, "").partition(":")[0]
+    if module:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
 
 
 def main() -> int:

@@ -52,6 +52,11 @@ class StepOutcome:
     interrupts: list[dict[str, Any]] = field(default_factory=list)
     #: Latest status of every node that ran, by name.
     node_status: dict[str, str] = field(default_factory=dict)
+    #: The orchestrator, its run, and when that run started (ISO-8601 UTC, from its cursor):
+    #: what a trace of a run spread over many processes needs (`elsai.telemetry.job_spans`).
+    orchestrator_id: str = ""
+    run_id: str = ""
+    started_at: str = ""
 
 
 class OrchestratorSteps(abc.ABC):

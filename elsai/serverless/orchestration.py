@@ -60,6 +60,8 @@ from elsai.serverless.slice_core import (
 )
 from elsai.session.manager import SessionManager
 from elsai.session.storage.base import StorageBackend
+from elsai.telemetry.job_spans import record_job_run
+from elsai.telemetry.otel import OtelTracing
 from elsai.types import AgentResult
 
 _RUN_STATUS: dict[str, RunStatus] = {
@@ -176,12 +178,16 @@ def checked_build(
 
 
 def plan(
-    request: JobStepRequest, steps: OrchestratorSteps, storage: StorageBackend | None = None
+    request: JobStepRequest,
+    steps: OrchestratorSteps,
+    storage: StorageBackend | None = None,
+    tracing: OtelTracing | None = None,
 ) -> PlanResult:
     """Start or continue the job's run; the nodes to run now (the job id keys the run).
 
     With ``storage`` the build is fingerprint-checked first (``checked_build``), and nodes
     whose waits were answered (``elsai.serverless.node_waits``) run with their answers.
+    With ``tracing``, a plan that ends the run records its run span (``_ended``).
     """
     failed = checked_build(request, steps, storage)
     if failed is not None:
@@ -194,7 +200,22 @@ def plan(
         # upgraded on resume): the nodes they answer run with them
         answers = _carried(outcome.interrupts, request.interrupt_responses)
         outcome = steps.plan(request.prompt or "", request.job_id, answered=set(answers))
-    return plan_result(steps.kind, outcome, answers=answers)
+    return _ended(
+        request, steps.kind, outcome, plan_result(steps.kind, outcome, answers=answers), tracing
+    )
+
+
+def _ended(
+    request: JobStepRequest,
+    kind: str,
+    outcome: StepOutcome,
+    result: PlanResult,
+    tracing: OtelTracing | None,
+) -> PlanResult:
+    """`result`, after recording the job's run span if this step ended the run."""
+    if tracing is not None and result.status in (COMPLETED, FAILED):
+        record_job_run(tracing, request.job_id, kind, outcome, result.status, result.error or None)
+    return result
 
 
 def _carried(
@@ -211,7 +232,10 @@ def _carried(
 
 
 def fold(
-    request: FoldRequest, steps: OrchestratorSteps, storage: StorageBackend | None = None
+    request: FoldRequest,
+    steps: OrchestratorSteps,
+    storage: StorageBackend | None = None,
+    tracing: OtelTracing | None = None,
 ) -> PlanResult:
     """Record the batch's node reports; the next batch, or how the run ended (build checked).
 
@@ -239,7 +263,7 @@ def fold(
     if breach is not None and result.status != FAILED:
         result.status, result.nodes, result.interrupts = FAILED, [], []
         result.error, result.error_type = breach.message, breach.error_type
-    return result
+    return _ended(request, steps.kind, outcome, result, tracing)
 
 
 def _report(item: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,6 +102,47 @@ class OtelTracing:
             except BaseException as exc:  # a dying process or a cancellation: still a failure
                 self._error(span, f"{type(exc).__name__} ended the span", type(exc).__name__)
                 raise
+
+    def record_finished(
+        self,
+        name: str,
+        ids: tuple[int, int],
+        start_ns: int | None,
+        attributes: dict[str, Any],
+        error: str | None = None,
+    ) -> Any:
+        """Record a span that ran from `start_ns` until now under ids chosen beforehand.
+
+        `error` marks it failed; returns the ended span (None when tracing is off).
+
+        For a span whose children were recorded first, in other processes, under ids fixed in
+        advance (`elsai.telemetry.job_spans`). Choosing ids needs the SDK's tracer (its
+        `id_generator`); any other tracer gets a span with ids of its own, under `ids` as parent.
+        """
+        if self._tracer is None or self._provider is None:
+            return None
+        context, trace = self._otel
+        tracer = self._provider.get_tracer("elsai.reserved")  # a tracer no one else uses
+        generator = getattr(tracer, "id_generator", None)
+        if generator is None:
+            parent = trace.set_span_in_context(trace.NonRecordingSpan(remote_span_context(*ids)))
+            span = tracer.start_span(name, parent, attributes=attributes, start_time=start_ns)
+            return self._finish(span, error)
+        with _RESERVED:
+            tracer.id_generator = _FixedIds(*ids)
+            try:  # an empty context: a root span, so both ids come from the generator
+                span = tracer.start_span(
+                    name, context.Context(), attributes=attributes, start_time=start_ns
+                )
+            finally:
+                tracer.id_generator = generator
+        return self._finish(span, error)
+
+    def _finish(self, span: Any, error: str | None) -> Any:
+        if error:
+            self._error(span, error, "run_failed")
+        span.end()
+        return span
 
     def register_hooks(self, registry: HookRegistry) -> None:
         """HookProvider: subscribe to invocation, model-call and tool-call events."""
@@ -241,6 +283,33 @@ class OtelTracing:
         _, trace = self._otel
         span.set_attribute("error.type", error_type)
         span.set_status(trace.Status(trace.StatusCode.ERROR, description))
+
+
+_RESERVED = threading.Lock()
+
+
+class _FixedIds:
+    """An SDK id generator that hands out one trace id and one span id chosen beforehand."""
+
+    def __init__(self, trace_id: int, span_id: int) -> None:
+        self.trace_id, self.span_id = trace_id, span_id
+
+    def generate_trace_id(self) -> int:
+        return self.trace_id
+
+    def generate_span_id(self) -> int:
+        return self.span_id
+
+    def is_trace_id_random(self) -> bool:
+        return False
+
+
+def remote_span_context(trace_id: int, span_id: int) -> Any:
+    """A sampled span context recorded in another process (a parent for this one's spans)."""
+    from opentelemetry import trace
+
+    flags = trace.TraceFlags(trace.TraceFlags.SAMPLED)
+    return trace.SpanContext(trace_id, span_id, is_remote=True, trace_flags=flags)
 
 
 def configured_provider() -> Any:

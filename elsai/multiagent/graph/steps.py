@@ -175,6 +175,9 @@ class GraphSteps(OrchestratorSteps):
                 for i in state.results[name].interrupts
             ],
             node_status={name: str(r.status) for name, r in state.results.items()},
+            orchestrator_id=self.graph.id,
+            run_id=state.run_id,
+            started_at=self.store.created_at(state.run_id),
         )
 
 

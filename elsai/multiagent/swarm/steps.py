@@ -152,6 +152,9 @@ class SwarmSteps(OrchestratorSteps):
             if interrupted and current is not None
             else [],
             node_status={name: str(r.status) for name, r in state.results.items()},
+            orchestrator_id=self.swarm.id,
+            run_id=state.run_id,
+            started_at=self.store.created_at(state.run_id),
         )
 
 

@@ -13,7 +13,9 @@ the job's shape by the job's agent_id:
 - "swarm": triage -> specialist -> closer, by two handoffs;
 - "swarm-ask": triage hands off to an approver that asks a human.
 Each tool run appends one line to the ledger named by AGENT_LEDGER (node, tool, start/end times),
-so tests count side effects across killed and retried processes.
+so tests count side effects across killed and retried processes. With MA_SPANS set, the
+process's global tracer provider (what an OpenTelemetry layer sets up in a real Lambda) appends
+every ended span to that file (set up when the module is imported).
 """
 
 from __future__ import annotations
@@ -156,6 +158,40 @@ def _graph(config: AgentConfig, nodes: dict[str, Agent], edges: list[tuple[str, 
         builder.add_edge(a, b)
     assert config.session_manager is not None
     return builder.set_session_manager(config.session_manager).build()
+
+
+def _append(path: str, entry: dict[str, Any]) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, (json.dumps(entry) + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _trace_to_file() -> None:
+    """With MA_SPANS: a global tracer provider that appends each ended span to that file."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    path = os.environ.get("MA_SPANS")
+    if not path or not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return  # not asked, or set up already in this process
+
+    class FileExporter(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            for s in spans:
+                _append(path, {"name": s.name, "trace_id": s.context.trace_id, "span_id": s.context.span_id,
+                               "parent_id": s.parent.span_id if s.parent else None, "pid": os.getpid(),
+                               "start": s.start_time, "end": s.end_time, "attributes": dict(s.attributes)})  # fmt: skip
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(FileExporter()))
+    trace.set_tracer_provider(provider)
+
+
+_trace_to_file()  # at import, as an application sets up its tracing
 
 
 def build_agent(config: AgentConfig) -> Any:
