@@ -5,7 +5,8 @@ factory rebuilds the whole Graph, `build_steps`, then plan / run_node_slice / fo
 S3 (a moto server in its own process, bench/s3env.py), and every S3 request made inside a
 step is counted by operation. The graphs are `bench/fanout_graph.py`: planner -> n-2
 parallel writers -> editor, every node one tool call then an answer. A node slice's
-figures must not grow with n; Plan's and Fold's grow only with the batch they fold.
+figures must not grow with n; Plan's and Fold's grow only with the batch they fold. A first
+job of the smallest size warms up imports and connections and is not reported.
 
     .venv/bin/python -m bench.multiagent_scale            # 5, 20, 50 nodes
     .venv/bin/python -m bench.multiagent_scale --sizes 5 20 --out /tmp/x.json
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import os
 import statistics
 import time
 import uuid
@@ -142,6 +144,7 @@ def main() -> None:
         bucket = "elsai-scale-bench"
         admin_client().create_bucket(Bucket=bucket)
         counter.install()
+        run_job(counter, bucket, min(args.sizes))  # warm-up (imports, connections): not kept
         summaries = [summarize(n, run_job(counter, bucket, n)) for n in args.sizes]
     finally:
         counter.uninstall()
@@ -149,7 +152,9 @@ def main() -> None:
     table = _table(summaries)
     print(table)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"summaries": summaries, "table": table}, indent=1) + "\n")
+    load = [round(x, 2) for x in os.getloadavg()]  # a loaded machine makes every step slower
+    record = {"summaries": summaries, "table": table, "load_average_1_5_15": load}
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":
