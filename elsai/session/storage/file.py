@@ -2,12 +2,12 @@
 
 Durability and single-writer safety come from the filesystem itself, not from a daemon:
 
-- every write goes to a hidden temp file in the target directory, is fsynced, and only then
-  becomes visible under its key, so readers never see a half-written object;
-- `create` publishes with `os.link`, which fails if the key already exists, so two writers can
+- every write goes to an unnamed or hidden temp file in the target directory, is fsynced, and
+  only then becomes visible under its key, so readers never see a half-written object;
+- `create` publishes with a link, which fails if the key already exists, so two writers can
   never both create the same message file;
-- `replace` compares versions and renames while holding an exclusive `flock` on a per-key lock
-  file, so the check and the swap are one step for every process on the machine;
+- `replace` compares versions and swaps the new file in (`publish.py`) while holding an exclusive
+  `flock` on a per-key lock file, so the check and the swap are one step for every process;
 - the directory is fsynced after each new entry, so a crash cannot lose a write we reported.
 
 The version of an object is a hash of its bytes: it can be recomputed from any read, and it
@@ -23,6 +23,7 @@ import os
 import uuid
 from collections.abc import Iterator
 
+from elsai.session.storage import publish
 from elsai.session.storage.base import (
     CONFLICT_ADVICE,
     SessionConflictError,
@@ -142,11 +143,12 @@ class FileStorage(StorageBackend):
     # -- writes ------------------------------------------------------------------------------
 
     def create(self, key: str, data: bytes) -> str:
-        """Publish a new file with `os.link`, which never overwrites.
+        """Publish a new file with a link, which never overwrites.
 
-        An error from `link` after it may have taken effect (an NFS retransmit answers
-        EEXIST for its own first attempt) is checked: if the key is our temp file's inode, the
-        write is ours and succeeds.
+        The bytes go to an unnamed file where the system allows it, else to a hidden temp file
+        (`publish.py`). An error from the link after it may have taken effect (an NFS
+        retransmit answers EEXIST for its own first attempt) is checked: if the key is our
+        file's inode, the write is ours and succeeds.
 
         Returns:
             The content version of `data`.
@@ -158,23 +160,45 @@ class FileStorage(StorageBackend):
         path = self._path(key)
         directory = os.path.dirname(path)
         self._ensure_dir(directory)
-        tmp = self._write_temp(path, data)
-        try:
+        if not self._create_anonymous(directory, path, data):
+            tmp = self._write_temp(path, data)
             try:
                 os.link(tmp, path)
-            except FileExistsError:
-                if not self._holds(path, _identity(tmp)):
-                    raise SessionConflictError(
-                        f"{path} already exists: another writer created it first; "
-                        "nothing was overwritten" + CONFLICT_ADVICE
-                    ) from None
             except OSError as exc:
-                if not self._holds(path, _identity(tmp)):
-                    raise StorageError(f"cannot create {path}: {_reason(exc)}") from exc
-        finally:
-            _unlink_quietly(tmp)
+                self._unless_ours(path, _identity(tmp), exc)
+            finally:
+                _unlink_quietly(tmp)
         self._sync_dir(directory)
         return content_version(data)
+
+    def _create_anonymous(self, directory: str, path: str, data: bytes) -> bool:
+        """Write `data` to an unnamed file and name it `path` (`publish.py`); False: not here."""
+        try:
+            fd = publish.anonymous_file(directory)
+        except OSError as exc:
+            raise StorageError(f"cannot write {path}: {_reason(exc)}") from exc
+        if fd is None:
+            return False
+        try:
+            self._write_all(fd, path, data)
+            try:
+                return publish.link_anonymous(fd, path)
+            except OSError as exc:
+                self._unless_ours(path, _fd_identity(fd), exc)
+                return True
+        finally:
+            os.close(fd)
+
+    def _unless_ours(self, path: str, identity: tuple[int, int] | None, exc: OSError) -> None:
+        """Publishing `path` raised `exc`: fine if `path` is now this writer's file (inode)."""
+        if self._holds(path, identity):
+            return
+        if isinstance(exc, FileExistsError):
+            raise SessionConflictError(
+                f"{path} already exists: another writer created it first; "
+                "nothing was overwritten" + CONFLICT_ADVICE
+            ) from None
+        raise StorageError(f"cannot create {path}: {_reason(exc)}") from exc
 
     def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
         """Swap in `data` by rename, under a per-key lock, if the version still matches.
@@ -201,13 +225,13 @@ class FileStorage(StorageBackend):
                 self._check_version(key, path, expected_version)
                 identity = _identity(tmp)
                 try:
-                    os.replace(tmp, path)
+                    publish.swap_in(tmp, path)  # the old file, if exchanged, is unlinked below
                 except OSError as exc:
                     if not self._holds(path, identity):
                         raise StorageError(f"cannot replace {path}: {_reason(exc)}") from exc
                 self._sync_dir(directory)
         finally:
-            _unlink_quietly(tmp)  # already gone after a successful rename
+            _unlink_quietly(tmp)  # the old file after an exchange; gone after a rename
         return content_version(data)
 
     def _check_version(self, key: str, path: str, expected_version: str) -> None:
@@ -273,18 +297,24 @@ class FileStorage(StorageBackend):
         except OSError as exc:
             raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                if self.fsync:
-                    os.fsync(f.fileno())
-        except OSError as exc:
-            _unlink_quietly(tmp)
-            raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
+            self._write_all(fd, final_path, data)
         except BaseException:
             _unlink_quietly(tmp)
             raise
+        finally:
+            os.close(fd)
         return tmp
+
+    def _write_all(self, fd: int, final_path: str, data: bytes) -> None:
+        """All of `data` into `fd` (fsynced with `fsync`); a StorageError names `final_path`."""
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if self.fsync:
+                os.fsync(fd)
+        except OSError as exc:
+            raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
 
     @contextlib.contextmanager
     def _locked(self, final_path: str) -> Iterator[None]:
@@ -330,6 +360,15 @@ def _identity(path: str) -> tuple[int, int] | None:
     """(device, inode) of `path`, or None if it cannot be stat'ed."""
     try:
         st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _fd_identity(fd: int) -> tuple[int, int] | None:
+    """(device, inode) of an open file."""
+    try:
+        st = os.fstat(fd)
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
