@@ -47,7 +47,9 @@ def elsai_bundle() -> Path:
     target = WORK / "elsai"
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    assemble_bundle(target)
+    # the agent module goes in as a user's deploy puts it: its code, precompiled
+    agent = ROOT / "examples" / "agents" / "example_agent.py"
+    assemble_bundle(target, code=[agent], modules=["example_agent"])
     return target
 
 

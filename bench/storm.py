@@ -206,6 +206,18 @@ def _summary(cfg: StormConfig, rt: Any, proxy: Any, outcomes: list[JobOutcome],
         "slice_invocations": len(slices),
         "kills": sum(1 for r in slices if r.returncode == -9),
         "failed_attempts_by_error": dict(errors),
+        # what failed other than a kill: the job, the attempt and the message, to debug from
+        "failed_attempts": [
+            {
+                "job_id": r.info.job_id,
+                "slice": r.info.slice,
+                "attempt": r.info.attempt,
+                "error": r.error["errorType"],
+                "message": str(r.error.get("errorMessage", ""))[:500],
+            }
+            for r in slices
+            if r.error and r.error["errorType"] != "Runtime.ExitError"
+        ],  # fmt: skip
         "sfn_retries": sum(1 for r in slices if r.info.attempt > 1),
         "s3_requests": proxy.counts["requests"],
         "s3_slowdown": proxy.counts["slowdown"],
