@@ -184,7 +184,7 @@ class FileStorage(StorageBackend):
             try:
                 return publish.link_anonymous(fd, path)
             except OSError as exc:
-                self._unless_ours(path, _fd_identity(fd), exc)
+                self._unless_ours(path, _identity(fd), exc)
                 return True
         finally:
             os.close(fd)
@@ -356,19 +356,10 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-def _identity(path: str) -> tuple[int, int] | None:
-    """(device, inode) of `path`, or None if it cannot be stat'ed."""
+def _identity(path: str | int) -> tuple[int, int] | None:
+    """(device, inode) of a path or an open file, or None if it cannot be stat'ed."""
     try:
         st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def _fd_identity(fd: int) -> tuple[int, int] | None:
-    """(device, inode) of an open file."""
-    try:
-        st = os.fstat(fd)
     except OSError:
         return None
     return (st.st_dev, st.st_ino)

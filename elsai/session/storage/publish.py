@@ -100,7 +100,7 @@ def swap_in(tmp: str, path: str) -> bool:
     True if the names were exchanged (`tmp` now holds the old file, for the caller to unlink),
     False if `tmp` was renamed over `path`.
     """
-    if os.path.exists(path) and exchange(tmp, path):
+    if exchange(tmp, path):  # a missing key makes it fall back to the rename
         return True
     os.replace(tmp, path)
     return False

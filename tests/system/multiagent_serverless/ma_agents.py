@@ -38,12 +38,17 @@ from elsai.types import text_of, tool_results
 Turn = Callable[[ModelRequest], dict[str, Any] | str]
 
 
-def _ledger(entry: dict[str, Any]) -> None:
-    fd = os.open(os.environ["AGENT_LEDGER"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:  # one write() on an O_APPEND fd: complete even if the process is killed right after
+def _append(path: str, entry: dict[str, Any]) -> None:
+    # one write() on an O_APPEND fd: complete even if the process is killed right after
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
         os.write(fd, (json.dumps(entry) + "\n").encode())
     finally:
         os.close(fd)
+
+
+def _ledger(entry: dict[str, Any]) -> None:
+    _append(os.environ["AGENT_LEDGER"], entry)
 
 
 @tool
@@ -158,14 +163,6 @@ def _graph(config: AgentConfig, nodes: dict[str, Agent], edges: list[tuple[str, 
         builder.add_edge(a, b)
     assert config.session_manager is not None
     return builder.set_session_manager(config.session_manager).build()
-
-
-def _append(path: str, entry: dict[str, Any]) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, (json.dumps(entry) + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 def _trace_to_file() -> None:
