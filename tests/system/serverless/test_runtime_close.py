@@ -20,7 +20,10 @@ def test_a_failed_cleanup_still_restores_moto_config(monkeypatch: pytest.MonkeyP
     try:
         assert default_user_config["stepfunctions"] == {"execute_state_machine": True}
 
-        def broken_cleanup() -> None:
+        real_cleanup = rt._cleanup
+
+        def broken_cleanup() -> None:  # cleans up (the next runtime here needs a clean moto)
+            real_cleanup()
             raise RuntimeError("stop_execution raced the engine")
 
         monkeypatch.setattr(rt, "_cleanup", broken_cleanup)
