@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from elsai.telemetry.otel import OtelTracing, remote_span_context
+from elsai.telemetry.otel import OtelTracing, remote_parent
 
 
 def job_span_ids(job_id: str) -> tuple[int, int]:
@@ -41,10 +41,9 @@ def job_step_span(
     if tracing is None or not tracing.enabled:
         yield None
         return
-    from opentelemetry import context, trace
+    from opentelemetry import context
 
-    parent = trace.NonRecordingSpan(remote_span_context(*job_span_ids(job_id)))
-    token = context.attach(trace.set_span_in_context(parent))
+    token = context.attach(remote_parent(*job_span_ids(job_id)))
     try:
         with tracing.current_span(name, {"elsai.job_id": job_id, **attributes}) as span:
             yield span

@@ -121,12 +121,13 @@ class OtelTracing:
         """
         if self._tracer is None or self._provider is None:
             return None
-        context, trace = self._otel
+        context, _ = self._otel
         tracer = self._provider.get_tracer("elsai.reserved")  # a tracer no one else uses
         generator = getattr(tracer, "id_generator", None)
         if generator is None:
-            parent = trace.set_span_in_context(trace.NonRecordingSpan(remote_span_context(*ids)))
-            span = tracer.start_span(name, parent, attributes=attributes, start_time=start_ns)
+            span = tracer.start_span(
+                name, remote_parent(*ids), attributes=attributes, start_time=start_ns
+            )
             return self._finish(span, error)
         with _RESERVED:
             tracer.id_generator = _FixedIds(*ids)
@@ -304,12 +305,13 @@ class _FixedIds:
         return False
 
 
-def remote_span_context(trace_id: int, span_id: int) -> Any:
-    """A sampled span context recorded in another process (a parent for this one's spans)."""
+def remote_parent(trace_id: int, span_id: int) -> Any:
+    """A context whose current span was recorded in another process (sampled): a parent here."""
     from opentelemetry import trace
 
     flags = trace.TraceFlags(trace.TraceFlags.SAMPLED)
-    return trace.SpanContext(trace_id, span_id, is_remote=True, trace_flags=flags)
+    remote = trace.SpanContext(trace_id, span_id, is_remote=True, trace_flags=flags)
+    return trace.set_span_in_context(trace.NonRecordingSpan(remote))
 
 
 def configured_provider() -> Any:

@@ -27,13 +27,21 @@ def _traced_job(stack: LocalStack, agent_id: str) -> tuple[dict[str, Any], list[
     return job, [json.loads(line) for line in spans_file.read_text().splitlines()]
 
 
-def test_a_graph_job_is_one_trace_with_its_run_span_above_every_step(stack: LocalStack) -> None:
-    job, spans = _traced_job(stack, "graph")
+def _run_span(
+    job: dict[str, Any], spans: list[dict[str, Any]], kind: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The job's trace and its one run span, a root under the ids derived from the job id."""
     trace_id, run_span_id = job_span_ids(job["job_id"])
     mine = [s for s in spans if s["trace_id"] == trace_id]
-
-    [run] = [s for s in mine if s["name"].startswith("invoke_graph ")]
+    [run] = [s for s in mine if s["name"].startswith(f"invoke_{kind} ")]
     assert run["span_id"] == run_span_id and run["parent_id"] is None
+    return mine, run
+
+
+def test_a_graph_job_is_one_trace_with_its_run_span_above_every_step(stack: LocalStack) -> None:
+    job, spans = _traced_job(stack, "graph")
+    mine, run = _run_span(job, spans, "graph")
+    trace_id, run_span_id = job_span_ids(job["job_id"])
     assert run["attributes"]["elsai.node.status"] == "completed"
     assert run["attributes"]["elsai.job_id"] == job["job_id"]
 
@@ -64,10 +72,8 @@ def test_a_graph_job_is_one_trace_with_its_run_span_above_every_step(stack: Loca
 
 def test_a_swarm_job_is_one_trace_with_its_handoffs_under_the_run_span(stack: LocalStack) -> None:
     job, spans = _traced_job(stack, "swarm")
-    trace_id, run_span_id = job_span_ids(job["job_id"])
-    mine = [s for s in spans if s["trace_id"] == trace_id]
-    [run] = [s for s in mine if s["name"].startswith("invoke_swarm ")]
-    assert run["span_id"] == run_span_id and run["parent_id"] is None
+    mine, run = _run_span(job, spans, "swarm")
+    run_span_id = run["span_id"]
     nodes = [
         s for s in mine if s["parent_id"] == run_span_id and s["name"].startswith("invoke_node ")
     ]
