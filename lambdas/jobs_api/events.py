@@ -217,15 +217,18 @@ def _units(messages: list[dict[str, Any]], found: Found) -> list[Unit]:
 
 def chain_history(
     arns: tuple[str, ...], cursor: Cursor, limit: int
-) -> tuple[Found, Position, HistoryState]:
+) -> tuple[Found, Position, HistoryState, bool]:
     """History events of each execution of the chain from the cursor's on, at most `limit`.
 
     An execution that continued the job ends in `continued` (`execution`: the number of the
     next one), not `job_ended`: the job ends once, in its last execution. Returns the events
-    and how far the scan got (for a page that takes every event).
+    and how far the scan got (for a page that takes every event), and whether the scan got to
+    the end of the history there is (False: `limit` cut it short).
     """
     found: Found = []
     scanned, state = (cursor.e, cursor.h), cursor.s
+    # a scan cut short by `limit` holds later events back: so must the messages after them
+    complete = True
     while scanned[0] < len(arns) and len(found) < limit:
         index = scanned[0]
         page = history_events(arns[index], scanned[1], state, limit - len(found))
@@ -236,10 +239,12 @@ def chain_history(
                          "id": event["id"], "at": event["at"]}  # fmt: skip
             found.append((event, (index, raw_id), after_state))
         scanned, state = (index, page.scanned_id), page.scanned_state
+        complete = page.complete
         if last or not page.complete:
             break
         scanned, state = (index + 1, 0), HistoryState()  # its history is its own
-    return found, scanned, state
+        complete = False  # until that execution is scanned
+    return found, scanned, state, complete
 
 
 def job_events(job_id: str, after: str | None, limit: int) -> dict[str, Any]:
@@ -264,9 +269,12 @@ def job_events(job_id: str, after: str | None, limit: int) -> dict[str, Any]:
             raise corrupt_session(storage, session_id) from exc
     # History first: a slice writes its messages before Step Functions records its end, so
     # every message an event shown here follows is already stored when messages are read.
-    history, scanned, scanned_state = chain_history(chain.arns, cursor, limit)
+    history, scanned, scanned_state, complete = chain_history(chain.arns, cursor, limit)
     messages = _messages(storage, session_id, agent_id, start, limit)
     units = _units(messages, history)
+    if not complete:  # the next history event may come before these messages: the next page
+        held = [i for i, u in enumerate(units) if u[3] is not None]
+        units = units[: held[-1] + 1] if held else units
     page: list[dict[str, Any]] = []
     size, next_m, taken = 0, start, 0
     last_h: Position = (cursor.e, cursor.h)
