@@ -32,7 +32,7 @@ class InterruptAlreadyAnsweredError(ElsaiError):
 class AnswerRecord(BaseModel):
     """The stored claim on one wait (`jobs/<job_id>/answers/<token digest>.json`)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     job_id: str
     status: Status
     answered: list[str]

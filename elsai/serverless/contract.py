@@ -186,9 +186,13 @@ CONTINUATION_RETRYABLE_ERRORS: Final = (SFN_SERVICE_ERROR, STATES_TASK_FAILED)
 
 
 class JobStepRequest(BaseModel):
-    """What every step (slice, plan, node slice, fold) gets: ids and answers, never a transcript."""
+    """What every step (slice, plan, node slice, fold) gets: ids and answers, never a transcript.
 
-    model_config = ConfigDict(extra="ignore")
+    The models of the steps a single-agent slice never takes (plan, node slice, fold, park)
+    build their validators on first use (`defer_build`), so a cold start does not pay for them.
+    """
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
     execution_id: str = Field(min_length=1)
@@ -202,6 +206,8 @@ class JobStepRequest(BaseModel):
 
 class SliceRequest(JobStepRequest):
     """What the state machine hands a slice: ids and answers, never the transcript."""
+
+    model_config = ConfigDict(defer_build=False)  # every slice validates one
 
     slice: int = 0
     #: Step Functions retry count of this slice (`$$.State.RetryCount`), when the state
@@ -230,7 +236,7 @@ class SliceResult(BaseModel):
 class ParkNodesRequest(BaseModel):
     """Park a Graph/Swarm job: every node left waits for a person (the waits are stored)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     task_token: str
     job_id: str
@@ -246,6 +252,8 @@ class ParkRequest(ParkNodesRequest):
 
 class ParkResult(BaseModel):
     """The park call's output (the wait's real result is the API's SendTaskSuccess)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     parked: bool = True
 
@@ -275,6 +283,8 @@ class FoldRequest(JobStepRequest):
 class PlanResult(BaseModel):
     """What Plan and Fold return; the state machine's Choice branches on `status`."""
 
+    model_config = ConfigDict(defer_build=True)
+
     status: RunStatus
     kind: str
     #: The batch to run: [{"node": name, "started_at": epoch seconds}].
@@ -295,6 +305,8 @@ class PlanResult(BaseModel):
 
 class NodeSliceResult(BaseModel):
     """One node slice's small report: the branch's Choice and the fold read it."""
+
+    model_config = ConfigDict(defer_build=True)
 
     node: str
     status: NodeSliceStatus

@@ -47,7 +47,7 @@ class UnknownInterruptError(ElsaiError):
 class NodeWait(BaseModel):
     """One node's open wait: what it asked, and the answers once they arrived."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     node: str
     interrupts: list[dict[str, Any]]
@@ -65,7 +65,7 @@ class NodeWait(BaseModel):
 class NodeWaits(BaseModel):
     """Every open node wait of a job, and the token of its park (None while it runs)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     job_id: str
     waits: dict[str, NodeWait] = Field(default_factory=dict)

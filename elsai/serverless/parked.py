@@ -31,7 +31,7 @@ class ParkedTaskToken(BaseModel):
     check that the execution still waits on `task_token` before trusting it.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     job_id: str = Field(min_length=1)
     task_token: str = Field(min_length=1)

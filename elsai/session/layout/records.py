@@ -82,7 +82,7 @@ class ResumeRecord(BaseModel):
     the run completes, that (and where) it recovered from a crash.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)  # only a resume writes one
     schema_version: str = SESSION_SCHEMA_VERSION
     position: str
     cycle_index: int = Field(ge=0)

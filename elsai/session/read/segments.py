@@ -44,7 +44,7 @@ class SegmentInvalid(ValueError):
 class MessageSegment(BaseModel):
     """The stored form of one segment: copies of the message records [start, end)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first read of one
 
     kind: Literal["elsai.message_segment"] = "elsai.message_segment"
     schema_version: Literal["1"] = "1"
