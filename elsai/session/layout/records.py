@@ -16,6 +16,7 @@ import json
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticSerializationError, to_json
 
 from elsai.errors import ElsaiError
 from elsai.types import Message
@@ -142,9 +143,30 @@ def _unknown_type(value: Any) -> Any:
 
 
 def dump(record: BaseModel) -> bytes:
-    """A record as the JSON bytes stored for it (bytes values survive as base64)."""
+    """A record as the JSON bytes stored for it (bytes values survive as base64).
+
+    Plain JSON data (every message a model or tool produces) is written by pydantic-core's
+    encoder, several times faster than the standard library's indented one; non-ASCII text
+    is stored as UTF-8 there, not as escapes. Anything else takes the standard library's way,
+    so what JSON has no form for fails just as before and lone surrogates are escaped.
+    """
     encoded = encode_value(record.model_dump(mode="python"))
+    if _plain_json(encoded):
+        try:
+            return to_json(encoded, indent=1, inf_nan_mode="constants")
+        except PydanticSerializationError:
+            pass  # a lone surrogate: UTF-8 has no form for it
     return json.dumps(encoded, default=_unknown_type, indent=1).encode()
+
+
+def _plain_json(value: Any) -> bool:
+    """Whether `value` holds only JSON's own types (exactly: no subclasses, str keys)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain_json(v) for v in value)
+    return kind is str or kind is int or kind is float or kind is bool or value is None
 
 
 def parse_json(data: bytes) -> Any:
