@@ -249,6 +249,20 @@ def test_file_errors_name_the_path(tmp_path: Path) -> None:
     assert storage.read(MSG0) is None  # a path through a file holds nothing
 
 
+def test_file_read_of_a_directory_is_a_storage_error_naming_it(tmp_path: Path) -> None:
+    storage = FileStorage(tmp_path)
+    storage.create(MSG0, b"x")
+    with pytest.raises(StorageError, match="cannot read .*session_s1/agents"):
+        storage.read("session_s1/agents")
+
+
+def test_file_read_returns_every_byte_of_a_large_object(tmp_path: Path) -> None:
+    storage = FileStorage(tmp_path)
+    data = os.urandom(3 * 65536 + 17)  # several read calls' worth
+    version = storage.create(MSG0, data)
+    assert storage.read(MSG0) == StoredObject(data=data, version=version)
+
+
 def _race_create_worker(
     root: str, names: list[str], payload: bytes, barrier: Any, results: Any
 ) -> None:
