@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-COLD_TARGET_MS = 400
+COLD_TARGET_MS = 250  # init of the agent handler, tracing off (the one owner of this target)
 
 
 def dev_python() -> str | None:

@@ -26,7 +26,6 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "build" / "bench-cold"
-TARGET_MS = 400
 TRACING_ON = {"POWERTOOLS_TRACE_DISABLED": "false", "LAMBDA_TASK_ROOT": "/var/task"}
 
 #: label -> (bundle, modules imported, extra environment)

@@ -4,6 +4,7 @@
 #   bench/run.sh            # full run, ~3-4 minutes; writes bench/results/{latest.json,README.md}
 #   bench/run.sh --quick    # smoke test (results/latest-quick.*)
 #   bench/run.sh --only resume --repeats 7
+#   bench/run.sh --check    # every per-cycle target in one run (bench/check.py); exit 1 on a miss
 #
 # strands-agents is a benchmark-only peer: it is installed here, never in the project venv.
 set -euo pipefail
@@ -32,4 +33,8 @@ if ! "$LG_VENV/bin/python" -c "import langgraph.prebuilt, langgraph.checkpoint.s
 fi
 
 cd "$ROOT"
+if [ "${1:-}" = "--check" ]; then
+  shift
+  exec "$VENV/bin/python" -m bench.check "$@"  # every issue target in one run; exit 1 on a miss
+fi
 exec "$VENV/bin/python" -m bench.run_all "$@"
