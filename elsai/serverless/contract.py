@@ -21,12 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from elsai.errors import AgentFactoryError, AgentInUseError, SessionConflictError
 from elsai.serverless.errors import (
+    AnswersWaitingError,
     BuildMismatchError,
     InterruptPayloadTooLargeError,
     ModelAccessDeniedError,
 )
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH
-from elsai.serverless.node_waits import AnswersWaitingError
 
 # -- the handlers ----------------------------------------------------------------------------
 

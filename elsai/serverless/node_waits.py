@@ -24,20 +24,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from elsai.errors import ElsaiError, SessionConflictError
 from elsai.ids import validate_id
 from elsai.serverless.answers import InterruptAlreadyAnsweredError
+from elsai.serverless.errors import AnswersWaitingError
 from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 
 T = TypeVar("T")
 #: Lost compare-and-swap races retried before giving up (writers are the API and one job).
 MAX_ATTEMPTS = 8
-
-
-class AnswersWaitingError(ElsaiError):
-    """The job was about to park while answers for its nodes were already stored.
-
-    Sleeping on a token nobody would send stalls the job: the state machine catches this
-    error by name and plans again, so the answered nodes run now.
-    """
 
 
 class UnknownInterruptError(ElsaiError):

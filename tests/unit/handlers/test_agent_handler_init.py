@@ -47,7 +47,7 @@ def _run(code: str, env: dict[str, str], extra_path: list[Path] | None = None) -
 _LOADED = "import json, sys\n{body}\nprint(json.dumps({{'modules': sorted(sys.modules), **out}}))"
 
 
-def test_tracing_off_imports_neither_the_xray_sdk_nor_boto3_nor_multiagent() -> None:
+def test_tracing_off_imports_neither_the_xray_sdk_nor_boto3_nor_multiagent_code() -> None:
     body = "out = {}\nfrom elsai_lambdas import agent_handler\nout['tracer'] = repr(agent_handler.tracer.tracer)"
     result = _run(_LOADED.format(body=body), {"POWERTOOLS_TRACE_DISABLED": "true"})
     tops = {m.split(".")[0] for m in result["modules"]}
@@ -56,6 +56,14 @@ def test_tracing_off_imports_neither_the_xray_sdk_nor_boto3_nor_multiagent() -> 
     assert "example_agent" not in tops  # the factory module loads with the first invocation
     # Graph/Swarm load only when a factory builds one (it imports them itself).
     assert not [m for m in result["modules"] if m.startswith("elsai.multiagent")]
+    # Nor does what only a Graph/Swarm job or a non-default conversation manager uses.
+    only_some_jobs = {
+        "elsai.serverless.orchestration",
+        "elsai.serverless.node_waits",
+        "elsai.serverless.answers",
+        "elsai.conversation.summarizing",
+    }
+    assert not only_some_jobs & set(result["modules"])
     assert result["tracer"] == "None"
 
 
