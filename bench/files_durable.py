@@ -37,8 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.run_all import RESULTS_DIR, environment
-from bench.s3_latency_and_resume import write_section
+from bench.common import RESULTS_DIR, environment, log, write_section
 
 TARGET = 0.4
 RSS_CYCLES = 5000
@@ -87,10 +86,6 @@ TARGET_LAYER = 0.5
 
 #: The elsai tree before this round's write-path change, for the before/after rows.
 BEFORE_COMMIT = "9e5945c"
-
-
-def log(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
 
 
 def _before_tree() -> Path:
@@ -272,7 +267,6 @@ def markdown(results: dict[str, Any]) -> str:
     met = f["ratio"] <= TARGET
     near = f["to_floor"] <= 1.1
     lines = [
-        BEGIN,
         "## Power-loss durable local files: elsai's default vs LangGraph (SqliteSaver, sync)",
         "",
         f"Run {env['timestamp']}, elsai {env['elsai_commit']}, {results['langgraph_versions']}; "
@@ -343,7 +337,6 @@ def markdown(results: dict[str, Any]) -> str:
     lines += ["| variant | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for key, p in prof.items():
         lines.append(f"| {key} | " + " | ".join(f"{p.get(c, 0.0):.3f}" for c in cols) + " |")
-    lines += ["", END]
     return "\n".join(lines) + "\n"
 
 
