@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from elsai.conversation.base import ConversationManager, ConversationView
 from elsai.hooks.registry import HookRegistry
@@ -25,8 +25,7 @@ if TYPE_CHECKING:
     from elsai.structured_output.tool import StructuredOutputTool
 
 
-@dataclass(frozen=True)
-class LoopDeps:
+class LoopDeps(NamedTuple):
     """The agent's parts one invocation uses; the loop gets nothing else from the agent."""
 
     #: What hooks, tools and conversation managers see; `agent.messages` is the transcript.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from elsai.errors import StructuredOutputError
 from elsai.interrupt.model import Interrupt, InterruptError
@@ -27,16 +27,14 @@ from elsai.types import AgentResult, ContentBlock, Message, ResumePlan, StopReas
 __all__ = ["MAX_MODEL_RETRIES_BY_HOOK", "EventLoop", "Invocation", "LoopDeps", "drain"]
 
 
-@dataclass(frozen=True)
-class Started:
+class Started(NamedTuple):
     """What `start` leaves for the cycles: the resume plan, and whether to stop already."""
 
     plan: ResumePlan
     paused: bool
 
 
-@dataclass(frozen=True)
-class Ended:
+class Ended(NamedTuple):
     """How the cycles ended: the message the result shows, and the stop reason."""
 
     message: Message | None

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from elsai.errors import ContextWindowOverflowError
 from elsai.hooks.events import AfterModelCallEvent, BeforeModelCallEvent, HookEvent
@@ -27,8 +26,7 @@ E = TypeVar("E", bound=HookEvent)
 MAX_MODEL_RETRIES_BY_HOOK = 5
 
 
-@dataclass(frozen=True)
-class ModelTurn:
+class ModelTurn(NamedTuple):
     """The assistant message of one model call, and why the model stopped."""
 
     message: Message

@@ -8,16 +8,14 @@ no phase talks to another through attributes set on the side.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, NamedTuple, TypeVar
 
 from elsai.loop.events import StreamEvent
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Done(Generic[T]):
+class Done(NamedTuple, Generic[T]):
     """The last item of a phase: its result."""
 
     value: T

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from elsai.hooks.events import AfterToolCallEvent, BeforeToolCallEvent
 from elsai.interrupt.model import Interrupt, InterruptSignal
@@ -20,8 +19,7 @@ _DONE = object()
 E = TypeVar("E", BeforeToolCallEvent, AfterToolCallEvent)
 
 
-@dataclass(frozen=True)
-class BatchOutcome:
+class BatchOutcome(NamedTuple):
     """What a batch produced, in request order.
 
     `results` has one entry per call: None where the call raised an interrupt and so did

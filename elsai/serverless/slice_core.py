@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NamedTuple, TypedDict
 
 from elsai.agent.agent import Agent
 from elsai.agent.config import AgentConfig
@@ -75,8 +74,7 @@ def margin_ms(policy: DeadlinePolicy, model: Model, override: int | None) -> int
     return policy.stop_margin_ms(model) if override is None else override
 
 
-@dataclass(frozen=True)
-class SliceInput:
+class SliceInput(NamedTuple):
     """What a slice sends its agent, and the invocation id that makes it exactly-once."""
 
     prompt: Any

@@ -7,14 +7,13 @@ The session manager owns the user-facing knobs (`SessionManager.lease_seconds`,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from elsai.session.write.lease import DEFAULT_LEASE_SECONDS
 from elsai.types import Position
 
 
-@dataclass(frozen=True)
-class BindingSettings:
+class BindingSettings(NamedTuple):
     """How one binding writes; frozen so a knob changed later cannot move a live binding."""
 
     #: Ownership lease lifetime without renewal (elsai.session.write.lease); None: no lease.
