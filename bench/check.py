@@ -46,6 +46,16 @@ def _row(measure: str, elsai: float, peer: float | None, target: str, met: bool,
             "met": met}  # fmt: skip
 
 
+def floor_is_the_bar(elsai: float, floor: float, peer: float, target: float) -> bool:
+    """Met by the floor clause: the floor is above `target` x the peer and elsai is near it.
+
+    Near means within 10 % either way. A figure further below its floor says the floor's
+    costs were measured in a slower moment of the run (this machine's disk and CPU are
+    shared), so such a floor cannot excuse a missed ratio.
+    """
+    return floor / peer > target and 1 / NEAR_FLOOR <= elsai / floor <= NEAR_FLOOR
+
+
 def s3_rows(latency: dict[str, Any], curve: dict[str, Any]) -> list[dict[str, Any]]:
     """The S3 latency targets (ratio and distance to the floor) and the resume guard."""
     row = next(r for r in latency["rows"] if r["model_ms"] == MODEL_MS)
@@ -53,11 +63,10 @@ def s3_rows(latency: dict[str, Any], curve: dict[str, Any]) -> list[dict[str, An
     out = []
     for label, target in s3_latency_report.TARGETS.items():
         ms, floor = row["ms_per_cycle"][label], row["floors"][label]["issue_floor_ms"]
-        floor_forbids = floor / strands > target  # then "within 10 % of the floor" is the bar
         out.append(_row(f"S3 +20 ms, model 20 ms, ms / tool cycle, {label} vs strands", ms,
-                        strands, f"<= {target} x, or <= {NEAR_FLOOR} x floor if the floor is "
+                        strands, f"<= {target} x, or within 10 % of the floor if the floor is "
                         f"above {target} x", ms / strands <= target
-                        or (floor_forbids and ms / floor <= NEAR_FLOOR), floor))  # fmt: skip
+                        or floor_is_the_bar(ms, floor, strands, target), floor))  # fmt: skip
         out.append(_row(f"S3 +20 ms, {label} vs its floor (model call + serial requests)",
                         ms, None, f"<= {NEAR_FLOOR} x floor", ms / floor <= NEAR_FLOOR, floor))  # fmt: skip
     sides = {r["side"]: r["median_total_s"] * 1000 for r in curve["rows"] if r["messages"] == 1000}
@@ -76,11 +85,10 @@ def file_rows(files: dict[str, Any], layer: dict[str, Any]) -> list[dict[str, An
         files["floor_ms_per_cycle"],
     )
     target = files_durable.TARGET
-    floor_forbids = files["floor_ratio"] > target  # then "within 10 % of the floor" is the bar
     return [
         _row("durable files (fsync), ms / tool cycle, elsai vs LangGraph sync", elsai, peer,
-             f"<= {target} x, or <= {NEAR_FLOOR} x floor if the floor is above {target} x",
-             elsai / peer <= target or (floor_forbids and elsai / floor <= NEAR_FLOOR), floor),
+             f"<= {target} x, or within 10 % of the floor if the floor is above {target} x",
+             elsai / peer <= target or floor_is_the_bar(elsai, floor, peer, target), floor),
         _row("session layer without fsync, ms / cycle, elsai vs strands", layer["best"]["elsai"],
              layer["best"]["strands"], f"<= {files_durable.TARGET_LAYER} x",
              layer["ratio"] <= files_durable.TARGET_LAYER),
