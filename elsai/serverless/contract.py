@@ -19,9 +19,8 @@ from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from elsai.errors import AgentFactoryError, AgentInUseError, SessionConflictError
+from elsai.errors import AgentFactoryError, AgentInUseError, ElsaiError, SessionConflictError
 from elsai.serverless.errors import (
-    AnswersWaitingError,
     BuildMismatchError,
     InterruptPayloadTooLargeError,
     ModelAccessDeniedError,
@@ -175,6 +174,16 @@ RETRYABLE_ERRORS: Final = (
     STATES_TASK_FAILED,
     *(cls.__name__ for cls in RETRYABLE_EXCEPTIONS),
 )
+
+
+class AnswersWaitingError(ElsaiError):
+    """The job was about to park while answers for its nodes were already stored.
+
+    Sleeping on a token nobody would send stalls the job: the state machine catches this
+    error by name and plans again, so the answered nodes run now.
+    """
+
+
 #: The multi-agent park found answers already stored: the machine plans again, never waits.
 ANSWERS_WAITING_ERROR: Final = AnswersWaitingError.__name__
 #: Throttling gets its own, longer retry: waiting for a free slot is normal under load.

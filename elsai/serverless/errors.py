@@ -3,8 +3,7 @@
 The Lambda runtime reports an exception's class name as the Step Functions error, so these
 names appear in the state machine's non-retried list (``elsai.serverless.contract``
 derives it from these classes) and in
-``GET /jobs/{id}``'s ``error``. Their messages say what a person has to do. One is not a
-failure: ``AnswersWaitingError`` is caught by name to plan again instead of parking.
+``GET /jobs/{id}``'s ``error``. Their messages say what a person has to do.
 """
 
 from __future__ import annotations
@@ -33,14 +32,6 @@ MODEL_ACCESS_STEPS = (
 
 class ModelAccessDeniedError(ElsaiError):
     """The model refused the account (no model access / Marketplace / IAM): not retried."""
-
-
-class AnswersWaitingError(ElsaiError):
-    """The job was about to park while answers for its nodes were already stored.
-
-    Sleeping on a token nobody would send stalls the job: the state machine catches this
-    error by name and plans again, so the answered nodes run now.
-    """
 
 
 class BuildMismatchError(ElsaiError):

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from elsai.errors import ElsaiError, SessionConflictError
 from elsai.ids import validate_id
 from elsai.serverless.answers import InterruptAlreadyAnsweredError
-from elsai.serverless.errors import AnswersWaitingError
+from elsai.serverless.contract import AnswersWaitingError
 from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 
