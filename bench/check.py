@@ -30,7 +30,7 @@ from typing import Any
 
 from bench import cold_and_storm, files_durable, s3_latency_report, s3env
 from bench import s3_latency_and_resume as s3lat
-from bench.common import RESULTS_DIR, environment
+from bench.common import RESULTS_DIR, environment, log, verdict
 
 COLD_START_TARGET_MS = cold_and_storm.COLD_TARGET_MS
 RESUME_TARGET = s3_latency_report.TARGET_RESUME
@@ -150,7 +150,7 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(
             f"| {r['measure']} | {_fmt(r['elsai'])} | {_fmt(r['peer'])} | {_fmt(r['ratio'])} | "
             f"{_fmt(r['floor'])} | {_fmt(r['to_floor'])} | {r['target']} | "
-            f"{'met' if r['met'] else 'MISSED'} |"
+            f"{verdict(r['met'])} |"
         )
     return "\n".join(lines + WHY_FLOORS) + "\n"
 
@@ -159,7 +159,7 @@ def measure(quick: bool) -> dict[str, Any]:
     """Run every part once, in one process run; the results with their target rows."""
     cycles, repeats = (20, 2) if quick else (100, 5)
     results: dict[str, Any] = {"environment": environment(), "quick": quick}
-    files_durable.log("files: durable (elsai vs LangGraph) and the session layer without fsync")
+    log("files: durable (elsai vs LangGraph) and the session layer without fsync")
     files = files_durable.bench(cycles, repeats, 25 if quick else 45)
     layer = files_durable.layer_times(cycles, repeats)
     server = s3env.MotoServer().start()
@@ -167,7 +167,7 @@ def measure(quick: bool) -> dict[str, Any]:
     counter = s3env.RequestCounter()
     counter.install()
     try:
-        s3lat.log("S3: +20 ms per request, model 20 ms; whole-history resume of 1,000 messages")
+        log("S3: +20 ms per request, model 20 ms; whole-history resume of 1,000 messages")
         latency = s3lat.bench_latency(server.endpoint, 20.0, 8 if quick else 20,
                                       1 if quick else 3, [MODEL_MS])  # fmt: skip
         with tempfile.TemporaryDirectory(

@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from bench.common import verdict
+
 ROOT = Path(__file__).resolve().parents[1]
 COLD_TARGET_MS = 250  # init of the agent handler, tracing off (the one owner of this target)
 
@@ -55,10 +57,6 @@ def run_cold_start(runs: int, strands_version: str) -> dict[str, Any]:
 def run_storm(jobs: int) -> dict[str, Any]:
     """The fault storm with `jobs` concurrent jobs (other settings: bench/storm.py defaults)."""
     return _run_module("bench.storm", ["--jobs", str(jobs)])
-
-
-def _verdict(ok: bool) -> str:
-    return "met" if ok else "MISSED"
 
 
 def markdown(results: dict[str, Any]) -> list[str]:
@@ -108,12 +106,12 @@ def _cold_lines(cold: dict[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|",
         f"| init wall, tracing off (ms) | {elsai['import_ms']} | {strands['import_ms']} | "
         f"{elsai['import_ms'] / strands['import_ms']:.2f} | <= {COLD_TARGET_MS} ms | "
-        f"{_verdict(elsai['import_ms'] <= COLD_TARGET_MS)} |",
+        f"{verdict(elsai['import_ms'] <= COLD_TARGET_MS)} |",
         f"| process CPU, tracing off (ms) | {elsai['cpu_ms']} | {strands['cpu_ms']} | "
         f"{elsai['cpu_ms'] / strands['cpu_ms']:.2f} | <= {COLD_TARGET_MS} ms (informational) | "
-        f"{_verdict(elsai['cpu_ms'] <= COLD_TARGET_MS)} |",
+        f"{verdict(elsai['cpu_ms'] <= COLD_TARGET_MS)} |",
         f"| X-Ray SDK imported with tracing off | {'yes' if elsai['xray_loaded'] else 'no'} | — | — | no | "
-        f"{_verdict(not elsai['xray_loaded'])} |",
+        f"{verdict(not elsai['xray_loaded'])} |",
     ]
 
 
@@ -136,5 +134,5 @@ def _storm_lines(storm: dict[str, Any]) -> list[str]:
         *table(storm),
         "",
         f"Failed slice attempts by error: {storm['failed_attempts_by_error']}. Verdict (every job "
-        f"SUCCEEDED, violations = 0): {_verdict(ok)}.",
+        f"SUCCEEDED, violations = 0): {verdict(ok)}.",
     ]

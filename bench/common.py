@@ -18,7 +18,6 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS_DIR = os.path.join(HERE, "results")
-README = os.path.join(RESULTS_DIR, "README.md")
 
 
 def log(text: str) -> None:

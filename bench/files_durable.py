@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import RESULTS_DIR, environment, log, write_section
+from bench.common import RESULTS_DIR, environment, log, verdict, write_section
 
 TARGET = 0.4
 RSS_CYCLES = 5000
@@ -312,18 +312,17 @@ def markdown(results: dict[str, Any]) -> str:
         "| measure | value | target | verdict |",
         "|---|---|---|---|",
         f"| elsai / LangGraph, total time per cycle (best of each) | {f['ratio']:.2f} | "
-        f"<= {TARGET} | {'met' if met else 'MISSED'} |",
-        f"| elsai / its fsync floor | {f['to_floor']:.2f} | <= 1.10 | "
-        f"{'met' if near else 'MISSED'} |",
+        f"<= {TARGET} | {verdict(met)} |",
+        f"| elsai / its fsync floor | {f['to_floor']:.2f} | <= 1.10 | {verdict(near)} |",
         f"| the floor / LangGraph | {f['floor_ratio']:.2f} | (what the write order allows) | |",
         f"| time in the session layer, no fsync (elsai both fsync=False "
         f"{layer['best']['elsai']:.3f} / strands FileSessionManager "
         f"{layer['best']['strands']:.3f} ms / cycle, best of {f['repeats']}) | "
         f"{layer['ratio']:.2f} | <= {TARGET_LAYER} | "
-        f"{'met' if layer['ratio'] <= TARGET_LAYER else 'MISSED'} |",
+        f"{verdict(layer['ratio'] <= TARGET_LAYER)} |",
         f"| peak RSS of a {RSS_CYCLES:,}-cycle scripted run (files, fsync=False) | "
         f"{f['rss_mb_5000_cycles']:.0f} MB | < 100 MB | "
-        f"{'met' if f['rss_mb_5000_cycles'] < 100 else 'MISSED'} |",
+        f"{verdict(f['rss_mb_5000_cycles'] < 100)} |",
         "",
         f"Where each millisecond of a cycle goes (best run of each, ms / cycle; `before` = elsai "
         f"at {BEFORE_COMMIT}, before this round's write-path change, same disk, same run; "

@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from bench import cold_and_storm, s3env
-from bench.common import README, RESULTS_DIR, environment, log, write_section
+from bench.common import RESULTS_DIR, environment, log, write_section
 from bench.file_overhead import bench_overhead
 from bench.run_all_report import markdown, verdicts
 from bench.s3_sessions import bench_resume, bench_s3_requests
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         with open(os.path.join(args.out, "latest-quick.md"), "w") as f:
             f.write(text)
     else:  # the other benchmarks' sections of the README stay as they are
-        write_section(text, os.path.join(args.out, os.path.basename(README)), BEGIN, END)
+        write_section(text, os.path.join(args.out, "README.md"), BEGIN, END)
     log(
         f"wrote {args.out}/latest{suffix}.json and the markdown summary ({results['duration_s']:.0f} s)"
     )
