@@ -9,7 +9,6 @@ The loop never reaches into the agent. The agent builds a `LoopDeps` for each in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from elsai.conversation.base import ConversationManager, ConversationView
@@ -40,13 +39,14 @@ class LoopDeps(NamedTuple):
     persistence: LoopPersistence
 
 
-@dataclass
-class Invocation:
+class Invocation(NamedTuple):
     """Per-invocation state; discarded when the invocation ends."""
 
     input_content: list[ContentBlock]
+    #: The caller's state for this invocation and the counters it adds up (fresh for each one).
+    invocation_state: dict[str, Any]
+    metrics: InvocationMetrics
     invocation_id: str | None = None
-    invocation_state: dict[str, Any] = field(default_factory=dict)
     structured_output: StructuredOutputTool | None = None
     structured_output_retries: int = 3
     should_stop: Callable[[], bool] | None = None
@@ -55,4 +55,3 @@ class Invocation:
     tool_choice: ToolChoice | None = None
     #: Force `tool_choice` only on calls that answer user input, not tool results.
     tool_choice_first_only: bool = False
-    metrics: InvocationMetrics = field(default_factory=InvocationMetrics)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from elsai.models.base import (
@@ -18,13 +17,17 @@ from elsai.models.base import (
 from elsai.types import ContentBlock, Message, StopReason, Usage, empty_usage
 
 
-@dataclass
 class _Block:
-    kind: str  # "text" | "toolUse" | "reasoning"
-    text: list[str] = field(default_factory=list)
-    tool_use_id: str = ""
-    name: str = ""
-    signature: str | None = None
+    """One content block being assembled (a plain class: cheaper to define than a dataclass)."""
+
+    __slots__ = ("kind", "name", "signature", "text", "tool_use_id")
+
+    def __init__(self, kind: str, tool_use_id: str = "", name: str = "") -> None:
+        self.kind = kind  # "text" | "toolUse" | "reasoning"
+        self.text: list[str] = []
+        self.tool_use_id = tool_use_id
+        self.name = name
+        self.signature: str | None = None
 
 
 class MessageAssembler:

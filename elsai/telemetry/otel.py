@@ -19,7 +19,6 @@ import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from elsai.hooks.events import (
@@ -48,13 +47,15 @@ def _load_otel() -> Any:
     return context, trace
 
 
-@dataclass
 class _Run:
     """Open spans of one invocation (an agent runs one invocation at a time)."""
 
-    span: Any
-    chat: Any = None
-    tools: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # toolUseId → (span, token)
+    __slots__ = ("chat", "span", "tools")
+
+    def __init__(self, span: Any) -> None:
+        self.span = span
+        self.chat: Any = None
+        self.tools: dict[str, tuple[Any, Any]] = {}  # toolUseId → (span, token)
 
 
 class OtelTracing:

@@ -11,8 +11,7 @@ import re
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Union
+from typing import Annotated, Any, NamedTuple, Union
 
 import pydantic
 from pydantic.fields import FieldInfo
@@ -50,12 +49,11 @@ def validate_tool_name(name: str) -> str:
 # --------------------------------------------------------------------------- docstrings
 
 
-@dataclass
-class ParsedDocstring:
+class ParsedDocstring(NamedTuple):
     """A docstring split into the tool description and per-parameter descriptions."""
 
-    description: str = ""
-    params: dict[str, str] = field(default_factory=dict)
+    description: str
+    params: dict[str, str]
 
 
 def parse_docstring(doc: str | None) -> ParsedDocstring:
@@ -65,7 +63,7 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
     common and a tool author should not have to rewrite docstrings to get good schemas.
     """
     if not doc:
-        return ParsedDocstring()
+        return ParsedDocstring("", {})
     lines = inspect.cleandoc(doc).splitlines()
     desc_lines: list[str] = []
     params: dict[str, str] = {}
@@ -208,8 +206,7 @@ def find_context_parameter(
 # --------------------------------------------------------------------------- input model
 
 
-@dataclass
-class InputModel:
+class InputModel(NamedTuple):
     """The pydantic model for a tool's input and how its fields map back to parameters."""
 
     model: type[pydantic.BaseModel]

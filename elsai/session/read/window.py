@@ -16,8 +16,8 @@ ignored and its message files are read instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import chain, islice
+from typing import NamedTuple
 
 from elsai.session.layout import keys
 from elsai.session.layout.records import MessageRecord, SessionCorruptError, load
@@ -35,11 +35,10 @@ HINTED_WAVE_FILES = 256
 Range = tuple[int, int]
 
 
-@dataclass
-class Window:
+class Window(NamedTuple):
     """The stored messages a restore loaded, and where they sit in the full history."""
 
-    count: int  # stored messages in total
+    total: int  # stored messages in total
     start: int  # index of the first loaded message
     records: list[MessageRecord]
     last_version: str | None
@@ -134,7 +133,7 @@ def load_window(
         records.append(record)
     last = reads.files.get(count - 1) if count else None
     return Window(
-        count=count,
+        total=count,
         start=start,
         records=records,
         last_version=last.version if last else None,

@@ -120,7 +120,7 @@ class SessionBinding:
             max(hints) if hints else None,
             agent.conversation_manager.restore_window_start,
         )
-        self.next_index, start, records = window.count, window.start, window.records
+        self.next_index, start, records = window.total, window.start, window.records
         for index, data in (window.files or {}).items():
             self.segments.loaded(index, data)
         if records:
