@@ -8,39 +8,42 @@ just fails this invocation; Step Functions retries it and the checkpoint resumes
 
 from __future__ import annotations
 
-import functools
-import os
-from typing import Any
+from elsai_lambdas.startup import quiet_gc
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
+with quiet_gc():  # init's imports and objects, without collection passes (startup.py)
+    import functools
+    import os
+    from typing import Any
 
-from elsai.serverless import DeadlinePolicy, load_factory, park_task_token, run_slice
-from elsai.serverless.contract import (
-    FOLD,
-    NODE_SLICE,
-    PARK,
-    PARK_NODES,
-    PLAN,
-    REQUESTS,
-    ParkNodesRequest,
-    ParkRequest,
-    ParkResult,
-    SliceRequest,
-)
-from elsai.serverless.scoped import job_credentials, job_storage_prefix
-from elsai.session import S3SessionManager
-from elsai_lambdas import snapstart
-from elsai_lambdas.xray_tracing import LazyTracer
+    from aws_lambda_powertools import Logger, Metrics
+    from aws_lambda_powertools.metrics import MetricUnit
+    from aws_lambda_powertools.utilities.typing import LambdaContext
 
-logger = Logger()
-metrics = Metrics()
-tracer = LazyTracer()  # the X-Ray SDK is imported only when tracing is on (xray_tracing.py)
+    from elsai.serverless import DeadlinePolicy, load_factory, park_task_token, run_slice
+    from elsai.serverless.contract import (
+        FOLD,
+        NODE_SLICE,
+        PARK,
+        PARK_NODES,
+        PLAN,
+        REQUESTS,
+        ParkNodesRequest,
+        ParkRequest,
+        ParkResult,
+        SliceRequest,
+    )
+    from elsai.serverless.scoped import job_credentials, job_storage_prefix
+    from elsai.session import S3SessionManager
+    from elsai_lambdas import snapstart
+    from elsai_lambdas.xray_tracing import LazyTracer
 
-# Stop margin and default tool timeout (docs/operations.md, "Deadlines"): derived from the
-# model's read timeout unless ELSAI_SLICE_SAFETY_MARGIN_MS sets the margin outright.
-DEADLINE = DeadlinePolicy.from_env()
+    logger = Logger()
+    metrics = Metrics()
+    tracer = LazyTracer()  # the X-Ray SDK is imported only when tracing is on (xray_tracing.py)
+
+    # Stop margin and default tool timeout (docs/operations.md, "Deadlines"): derived from the
+    # model's read timeout unless ELSAI_SLICE_SAFETY_MARGIN_MS sets the margin outright.
+    DEADLINE = DeadlinePolicy.from_env()
 
 
 @functools.cache
@@ -213,4 +216,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 # Pre-initialized environments (SnapStart, provisioned concurrency) do the first invocation's
 # one-time work now, inside the snapshot; on-demand cold starts leave it to first use.
 if snapstart.pre_initialized():
-    snapstart.warm_up(_factory_path(), _bucket())
+    with quiet_gc():
+        snapstart.warm_up(_factory_path(), _bucket())

@@ -150,3 +150,22 @@ def test_a_snapstart_init_warms_up_and_restores_with_new_clients(tmp_path: Path)
     assert result["hooks"] == ["after_restore"]
     assert (result["clients_at_init"], result["clients_after_restore"]) == (1, 1)
     assert result["same_client"] is False
+
+
+_GC = """
+import gc, json, sys
+late = []  # one entry per collection: did it start once init's imports were under way?
+gc.callbacks.append(
+    lambda phase, info: phase == "start" and late.append("aws_lambda_powertools" in sys.modules)
+)
+import elsai_lambdas.{module}
+print(json.dumps({{"late": sum(late), "enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}}))
+"""
+
+
+def test_the_handlers_init_runs_no_collection_and_freezes_what_it_built() -> None:
+    for module in ("agent_handler", "api_handler"):
+        result = _run(_GC.format(module=module), {"POWERTOOLS_TRACE_DISABLED": "true"})
+        assert result["late"] == 0, module  # no pass over init's objects while they are built
+        assert result["enabled"] is True, module  # collection is back on for the requests
+        assert result["frozen"] > 10_000, module  # and later passes skip init's objects
