@@ -69,7 +69,8 @@ def _step(
 
 def run_job(counter: RequestCounter, bucket: str, size: int) -> list[dict[str, Any]]:
     """Run one `size`-node fan-out job step by step; every step's measurement, in order."""
-    from elsai.serverless.contract import FoldRequest, JobStepRequest, NodeSliceRequest
+    from elsai.serverless.contract import JobStepRequest
+    from elsai.serverless.contract.node_steps import FoldRequest, NodeSliceRequest
 
     job_id = f"scale-{size}-{uuid.uuid4().hex[:8]}"
     ids = {"job_id": job_id, "execution_id": f"arn:exec:{job_id}", "session_id": job_id,

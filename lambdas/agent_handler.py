@@ -19,14 +19,13 @@ with quiet_gc():  # init's imports and objects, without collection passes (start
     from aws_lambda_powertools.metrics import MetricUnit
     from aws_lambda_powertools.utilities.typing import LambdaContext
 
-    from elsai.serverless import DeadlinePolicy, load_factory, park_task_token, run_slice
+    from elsai.serverless import DeadlinePolicy, load_factory, run_slice
     from elsai.serverless.contract import (
         FOLD,
         NODE_SLICE,
         PARK,
         PARK_NODES,
         PLAN,
-        REQUESTS,
         ParkNodesRequest,
         ParkRequest,
         ParkResult,
@@ -127,6 +126,8 @@ def _park(event: dict[str, Any]) -> dict[str, Any]:
     request = ParkRequest.model_validate(event)
     logger.append_keys(job_id=request.job_id, session_id=request.session_id)
     manager = _session_manager(request.session_id, request.job_id)
+    from elsai.serverless.parked import park_task_token  # only a job waiting on a person parks
+
     park_task_token(manager, request.job_id, request.task_token, request.interrupts)
     logger.info("job waiting for interrupt responses")
     return ParkResult().model_dump()
@@ -151,10 +152,11 @@ def _orchestrate(action: str, event: dict[str, Any], context: LambdaContext) -> 
 
     With tracing on, each step is a span under the job's run span (elsai.telemetry.job_spans).
     """
+    from elsai.serverless.contract.node_steps import STEP_MODELS
     from elsai.telemetry.job_spans import job_step_span
     from elsai.telemetry.spans import record_node
 
-    request: Any = REQUESTS[action].model_validate(event)
+    request: Any = STEP_MODELS[action].request.model_validate(event)
     node = getattr(request, "node", None)
     logger.append_keys(execution_id=request.execution_id, job_id=request.job_id,
                        session_id=request.session_id, node=node)  # fmt: skip

@@ -10,6 +10,7 @@ and `elsai.serverless.limits` holds the size and id limits the jobs API and its 
 request models both enforce.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from elsai.serverless.contract import SliceRequest, SliceResult
@@ -20,24 +21,28 @@ from elsai.serverless.deadline import (
     stop_margin_seconds,
 )
 from elsai.serverless.factory import load_factory
-from elsai.serverless.parked import (
-    ParkedTaskToken,
-    park_task_token,
-    read_parked_token,
-)
 from elsai.serverless.slice import run_slice
 
 if TYPE_CHECKING:
     from elsai.serverless.orchestration import node_config
+    from elsai.serverless.parked import ParkedTaskToken, park_task_token, read_parked_token
+
+#: Loaded on first use: what only Graph/Swarm jobs and jobs waiting on a person need stays off
+#: a plain agent slice's import.
+_ON_FIRST_USE = {
+    "node_config": "elsai.serverless.orchestration",
+    "ParkedTaskToken": "elsai.serverless.parked",
+    "park_task_token": "elsai.serverless.parked",
+    "read_parked_token": "elsai.serverless.parked",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """`node_config` on first use: Graph/Swarm orchestration stays off a plain agent's import."""
-    if name == "node_config":
-        from elsai.serverless.orchestration import node_config
-
-        return node_config
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """The names of `_ON_FIRST_USE`, imported from their module when first asked for."""
+    module = _ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
 
 
 __all__ = [

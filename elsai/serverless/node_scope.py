@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from elsai.loop.persistence import LoopPersistence
-from elsai.serverless.contract import FoldRequest, JobStepRequest, NodeSliceRequest
+from elsai.serverless.contract import JobStepRequest
+from elsai.serverless.contract.node_steps import FoldRequest, NodeSliceRequest
 from elsai.session.manager import SessionManager
 from elsai.session.write.bound import BoundAgent
 from elsai.types import ContentBlock, Message, Position, ResumePlan

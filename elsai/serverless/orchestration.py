@@ -34,12 +34,14 @@ from elsai.serverless.contract import (
     FAILED,
     INTERRUPTED,
     RUN,
-    FoldRequest,
     JobStepRequest,
+    RunStatus,
+)
+from elsai.serverless.contract.node_steps import (
+    FoldRequest,
     NodeSliceRequest,
     NodeSliceResult,
     PlanResult,
-    RunStatus,
 )
 from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.errors import checked_interrupts

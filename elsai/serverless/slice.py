@@ -17,7 +17,6 @@ from elsai.serverless.deadline import DeadlinePolicy
 from elsai.serverless.factory import AgentFactory
 from elsai.serverless.fingerprint import check_build, fingerprint_of
 from elsai.serverless.limits import MAX_SLICE_TEXT_CHARS
-from elsai.serverless.parked import park_task_token
 from elsai.serverless.slice_core import (
     SliceInput,
     answer_blocks,
@@ -33,7 +32,7 @@ from elsai.telemetry.spans import record_slice, slice_span
 
 MAX_TEXT_CHARS = MAX_SLICE_TEXT_CHARS  # keep Step Functions state far below its 256 KiB cap
 
-__all__ = ["MAX_TEXT_CHARS", "SliceRequest", "SliceResult", "park_task_token", "run_slice"]
+__all__ = ["MAX_TEXT_CHARS", "SliceRequest", "SliceResult", "run_slice"]
 
 
 def run_slice(

@@ -15,7 +15,8 @@ import pytest
 
 from bench.fanout_graph import build_agent
 from elsai.serverless.budgets import budget_breach
-from elsai.serverless.contract import FoldRequest, JobStepRequest, NodeSliceRequest, PlanResult
+from elsai.serverless.contract import JobStepRequest
+from elsai.serverless.contract.node_steps import FoldRequest, NodeSliceRequest, PlanResult
 from elsai.serverless.orchestration import build_steps, fold, plan, run_node_slice
 from elsai.session import FileSessionManager
 

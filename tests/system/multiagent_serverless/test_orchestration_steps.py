@@ -19,7 +19,8 @@ from elsai.errors import AgentFactoryError
 from elsai.models import ScriptedModel
 from elsai.multiagent import GraphBuilder
 from elsai.serverless import node_config
-from elsai.serverless.contract import FoldRequest, JobStepRequest, NodeSliceRequest
+from elsai.serverless.contract import JobStepRequest
+from elsai.serverless.contract.node_steps import FoldRequest, NodeSliceRequest
 from elsai.serverless.orchestration import (
     build_steps,
     fold,

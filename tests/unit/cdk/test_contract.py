@@ -18,6 +18,7 @@ import elsai.serverless.orchestration  # noqa: F401  (loads every exception a st
 from elsai.local.definition import state_machine_definition
 from elsai.serverless import contract
 from elsai.serverless import errors as job_errors
+from elsai.serverless.contract import node_steps
 
 AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
 
@@ -137,7 +138,7 @@ def test_every_job_error_class_is_a_non_retryable_error() -> None:
 def test_every_action_the_machine_sends_is_a_contract_action(states: dict[str, Any]) -> None:
     sent = {action for action, _ in _agent_tasks(states).values()}
     assert sent == set(contract.ACTIONS)  # and the handler knows no action the machine never sends
-    assert set(contract.REQUESTS) == set(contract.RESULTS) == set(contract.ACTIONS)
+    assert set(node_steps.STEP_MODELS) == set(contract.ACTIONS)
 
 
 def test_every_status_a_choice_branches_on_is_in_its_steps_result_literal(
@@ -156,7 +157,9 @@ def test_every_status_a_choice_branches_on_is_in_its_steps_result_literal(
             )
         ):
             continue  # the park's answer is the API's, not a result status (UpgradeOnResume)
-        allowed = set(get_args(contract.RESULTS[action].model_fields["status"].annotation))
+        allowed = set(
+            get_args(node_steps.STEP_MODELS[action].result.model_fields["status"].annotation)
+        )
         compared = {s for rule in choice["Choices"] for s in _compared_statuses(rule)}
         assert compared, task["Next"]
         assert compared <= allowed, f"{task['Next']} compares {compared - allowed}"
