@@ -52,3 +52,13 @@ def test_no_overlap_writes_every_bookmark_in_line(tmp_path: Path) -> None:
     manager.overlap_after_model = True  # needs overlap_bookmark
     settings = _bind(manager).settings
     assert not settings.overlaps("after_tools") and not settings.overlaps("after_model")
+
+
+def test_without_fsync_bookmarks_are_written_in_line_unless_asked(tmp_path: Path) -> None:
+    """Without fsync a bookmark write holds the GIL throughout: a background thread gains nothing."""
+    manager = FileSessionManager("s", str(tmp_path), fsync=False)
+    settings = _bind(manager).settings
+    assert not settings.overlaps("after_tools") and not settings.overlaps("after_model")
+    manager.overlap_bookmark = True  # still the user's to choose
+    assert _bind(manager).settings.overlaps("after_tools")
+    assert FileSessionManager("s", str(tmp_path), fsync=True).overlap_bookmark
