@@ -107,8 +107,17 @@ def _command(side: str, cycles: int, directory: str, fsync: bool = True) -> list
     return [sys.executable, "-c", ELSAI_CHILD, str(cycles), directory, "1" if fsync else "0"]
 
 
-def _run(side: str, cycles: int, fsync: bool = True, strace: bool = False) -> dict[str, Any]:
-    directory = tempfile.mkdtemp(prefix=f"files-durable-{side}-")
+def _run(
+    side: str, cycles: int, fsync: bool = True, strace: bool = False, parent: str | None = None
+) -> dict[str, Any]:
+    """One run in a fresh directory; under `parent`, it is left for the caller to delete.
+
+    Benchmarks delete their samples' directories together, after the last sample: deleting a
+    run's few hundred files frees their blocks, and on a disk mounted with `discard` (this
+    host's ext4) the journal commits that follow trim them, which slows the next sample's file
+    creates (a 300-byte create took 60 us in a quiet minute and 440 us just after one).
+    """
+    directory = tempfile.mkdtemp(prefix=f"files-durable-{side}-", dir=parent)
     try:
         cmd = _command("elsai" if side == "elsai-before" else side, cycles, directory, fsync)
         env = dict(os.environ)
@@ -125,7 +134,8 @@ def _run(side: str, cycles: int, fsync: bool = True, strace: bool = False) -> di
             out["fsync_calls"] = _strace_calls(Path(directory, "strace.txt").read_text())
         return out
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
+        if parent is None:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def _strace_calls(text: str) -> dict[str, int]:
@@ -140,19 +150,17 @@ def _strace_calls(text: str) -> dict[str, int]:
 def layer_times(cycles: int, repeats: int) -> dict[str, Any]:
     """Best ms / cycle inside the session layer, elsai `both` fsync=False vs strands, on disk."""
     samples: dict[str, list[float]] = {"elsai": [], "strands": []}
-    for r in range(repeats):
-        for side in ("elsai", "strands") if r % 2 == 0 else ("strands", "elsai"):
-            directory = tempfile.mkdtemp(prefix=f"files-layer-{side}-")
-            try:
+    with tempfile.TemporaryDirectory(prefix="files-layer-") as parent:  # deleted at the end (_run)
+        for r in range(repeats):
+            for side in ("elsai", "strands") if r % 2 == 0 else ("strands", "elsai"):
+                directory = tempfile.mkdtemp(prefix=f"{side}-", dir=parent)
                 proc = subprocess.run(
                     [sys.executable, "-c", LAYER_CHILD, side, str(cycles), directory],
                     cwd=ROOT, capture_output=True, text=True, timeout=900, check=True,
                 )  # fmt: skip
-            finally:
-                shutil.rmtree(directory, ignore_errors=True)
-            samples[side].append(
-                json.loads(proc.stdout.strip().splitlines()[-1])["layer_ms_per_cycle"]
-            )
+                samples[side].append(
+                    json.loads(proc.stdout.strip().splitlines()[-1])["layer_ms_per_cycle"]
+                )
     best = {k: min(v) for k, v in samples.items()}
     return {"samples": samples, "best": best, "ratio": best["elsai"] / best["strands"]}
 
@@ -210,16 +218,21 @@ def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
     layers: dict[str, list[dict[str, float]]] = {k: [] for k in samples}
     probes: list[float] = []
     wal_probes: list[float] = []
-    for r in range(repeats):
-        n = r % len(variants)
-        for side, fsync in variants[n:] + variants[:n]:
-            run = _run(side, cycles, fsync)
-            samples[f"{side} fsync={fsync}"].append(run["total_s"] / cycles)
-            if "layer_s" in run:
-                layers[f"{side} fsync={fsync}"].append({"total": run["total_s"], **run["layer_s"]})
-        probes.append(durable_write_cost())
-        wal_probes.append(wal_append_cost())
-        log(f"  files: repeat {r + 1}/{repeats}")
+    with tempfile.TemporaryDirectory(
+        prefix="files-durable-"
+    ) as parent:  # deleted at the end (_run)
+        for r in range(repeats):
+            n = r % len(variants)
+            for side, fsync in variants[n:] + variants[:n]:
+                run = _run(side, cycles, fsync, parent=parent)
+                samples[f"{side} fsync={fsync}"].append(run["total_s"] / cycles)
+                if "layer_s" in run:
+                    layers[f"{side} fsync={fsync}"].append(
+                        {"total": run["total_s"], **run["layer_s"]}
+                    )
+            probes.append(durable_write_cost())
+            wal_probes.append(wal_append_cost())
+            log(f"  files: repeat {r + 1}/{repeats}")
     best = {k: min(v) for k, v in samples.items()}
     fsyncs = {}
     if shutil.which("strace"):
