@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+import time
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -81,5 +82,5 @@ def _repair_hint(where: str) -> str:
 
 
 def utc_now() -> str:
-    """ISO-8601 UTC with a Z suffix, as the spec's example shows."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """ISO-8601 UTC with a Z suffix, as the spec's example shows (`time`: no datetime object)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -150,8 +150,10 @@ def dump(record: BaseModel) -> bytes:
     is stored as UTF-8 there, not as escapes. Anything else takes the standard library's way,
     so what JSON has no form for fails just as before and lone surrogates are escaped.
     """
-    encoded = encode_value(record.model_dump(mode="python"))
-    if _plain_json(encoded):
+    raw = record.model_dump(mode="python")
+    plain = _plain_json(raw, True)  # the common case: nothing to encode, one walk
+    encoded = raw if plain else encode_value(raw)
+    if plain or _plain_json(encoded, False):
         try:
             return to_json(encoded, indent=1, inf_nan_mode="constants")
         except PydanticSerializationError:
@@ -159,13 +161,19 @@ def dump(record: BaseModel) -> bytes:
     return json.dumps(encoded, default=_unknown_type, indent=1).encode()
 
 
-def _plain_json(value: Any) -> bool:
-    """Whether `value` holds only JSON's own types (exactly: no subclasses, str keys)."""
+def _plain_json(value: Any, unmarked: bool) -> bool:
+    """Whether `value` holds only JSON's own types (exactly: no subclasses, str keys).
+
+    With `unmarked`, also whether `encode_value` would leave it as it is: no one-key dict
+    whose key reads as a marker (bytes are not JSON's own type either).
+    """
     kind = type(value)
     if kind is dict:
-        return all(type(k) is str and _plain_json(v) for k, v in value.items())
+        if unmarked and len(value) == 1 and next(iter(value)) in _MARKERS:
+            return False
+        return all(type(k) is str and _plain_json(v, unmarked) for k, v in value.items())
     if kind is list:
-        return all(_plain_json(v) for v in value)
+        return all(_plain_json(v, unmarked) for v in value)
     return kind is str or kind is int or kind is float or kind is bool or value is None
 
 

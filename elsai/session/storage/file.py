@@ -17,10 +17,9 @@ changes whenever the content does. (S3 ETags behave the same way for single-part
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
+import itertools
 import os
-import uuid
 from collections.abc import Iterator
 
 from elsai.session.storage import publish
@@ -31,10 +30,34 @@ from elsai.session.storage.base import (
     StorageError,
     StoredObject,
 )
+from elsai.session.storage.directories import Directories
 
 _TMP_SUFFIX = ".tmp"
 _LOCK_SUFFIX = ".lock"
 _READ_SIZE = 1 << 16  # below malloc's mmap threshold: a small read allocates cheaply
+
+
+class _TempNames:
+    """Names for temp files, unique across processes: a random tag per process and a counter.
+
+    A uuid per name costs a getrandom call and an object; this costs a counter step. The tag is
+    drawn again in a forked child, whose counter would otherwise repeat the parent's names.
+    (`O_EXCL` would refuse a repeat anyway; uniqueness keeps that from ever being needed.)
+    """
+
+    def __init__(self) -> None:
+        self._pid = -1
+        self._tag = ""
+        self._counter: Iterator[int] = itertools.count()
+
+    def next(self) -> str:
+        pid = os.getpid()
+        if pid != self._pid:
+            self._pid, self._tag = pid, f"{pid}-{os.urandom(6).hex()}"
+        return f"{self._tag}-{next(self._counter)}"
+
+
+_temp_names = _TempNames()
 
 
 def content_version(data: bytes) -> str:
@@ -77,7 +100,12 @@ class FileStorage(StorageBackend):
     def __init__(self, root_dir: str | os.PathLike[str], *, fsync: bool = True) -> None:
         """Remember the root; nothing touches the disk until the first call."""
         self.root_dir = os.path.abspath(os.fspath(root_dir))
-        self.fsync = fsync
+        self._dirs = Directories(fsync=fsync)
+
+    @property
+    def fsync(self) -> bool:
+        """Whether writes are fsynced (power-loss durable); fixed when the store is made."""
+        return self._dirs.fsync
 
     def __repr__(self) -> str:
         """Where the objects live."""
@@ -152,22 +180,22 @@ class FileStorage(StorageBackend):
         """
         path = self._path(key)
         directory = os.path.dirname(path)
-        self._ensure_dir(directory)
+        self._dirs.ensure(directory)
         if not self._create_anonymous(directory, path, data):
-            tmp = self._write_temp(path, data)
+            tmp, identity = self._write_temp(path, data)
             try:
                 os.link(tmp, path)
             except OSError as exc:
-                self._unless_ours(path, _identity(tmp), exc)
+                self._unless_ours(path, identity, exc)
             finally:
                 _unlink_quietly(tmp)
-        self._sync_dir(directory)
+        self._dirs.sync(directory)
         return content_version(data)
 
     def _create_anonymous(self, directory: str, path: str, data: bytes) -> bool:
         """Write `data` to an unnamed file and name it `path` (`publish.py`); False: not here."""
         try:
-            fd = publish.anonymous_file(directory)
+            fd = self._dirs.reopening(directory, lambda: publish.anonymous_file(directory))
         except OSError as exc:
             raise StorageError(f"cannot write {path}: {_reason(exc)}") from exc
         if fd is None:
@@ -211,18 +239,17 @@ class FileStorage(StorageBackend):
             return self.create(key, data)
         path = self._path(key)
         directory = os.path.dirname(path)
-        self._ensure_dir(directory)
-        tmp = self._write_temp(path, data)
+        self._dirs.ensure(directory)
+        tmp, identity = self._write_temp(path, data)
         try:
             with self._locked(path):
                 self._check_version(path, expected_version)
-                identity = _identity(tmp)
                 try:
                     publish.swap_in(tmp, path)  # the old file, if exchanged, is unlinked below
                 except OSError as exc:
                     if not self._holds(path, identity):
                         raise StorageError(f"cannot replace {path}: {_reason(exc)}") from exc
-                self._sync_dir(directory)
+                self._dirs.sync(directory)
         finally:
             _unlink_quietly(tmp)  # the old file after an exchange; gone after a rename
         return content_version(data)
@@ -250,53 +277,28 @@ class FileStorage(StorageBackend):
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _ensure_dir(self, directory: str) -> None:
-        """Create `directory` and missing parents, fsyncing each parent that gained an entry."""
-        if os.path.isdir(directory):
-            return
-        missing: list[str] = []
-        current = directory
-        while not os.path.isdir(current):
-            missing.append(current)
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
-        for path in reversed(missing):
-            try:
-                os.mkdir(path)
-            except FileExistsError:
-                if not os.path.isdir(path):
-                    raise StorageError(
-                        f"cannot create directory {path}: a file is in the way"
-                    ) from None
-                continue  # another writer made it; they fsync the parent
-            except OSError as exc:
-                raise StorageError(f"cannot create directory {path}: {_reason(exc)}") from exc
-            self._sync_dir(os.path.dirname(path))
+    def _write_temp(self, final_path: str, data: bytes) -> tuple[str, tuple[int, int] | None]:
+        """Write `data` to a fresh hidden file next to `final_path`, fsynced.
 
-    def _sync_dir(self, directory: str) -> None:
-        if self.fsync:
-            _fsync_dir(directory)
-
-    def _write_temp(self, final_path: str, data: bytes) -> str:
-        """Write `data` to a fresh hidden file next to `final_path`, fsynced; return its path."""
+        Returns:
+            The temp file's path and its identity (`_identity`).
+        """
         directory, name = os.path.split(final_path)
-        tmp = os.path.join(directory, f".{name}.{uuid.uuid4().hex}{_TMP_SUFFIX}")
+        tmp = f"{directory}{os.sep}.{name}.{_temp_names.next()}{_TMP_SUFFIX}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(
-                tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666
-            )
+            fd = self._dirs.reopening(directory, lambda: os.open(tmp, flags, 0o666))
         except OSError as exc:
             raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
         try:
             self._write_all(fd, final_path, data)
+            identity = _identity(fd)
         except BaseException:
             _unlink_quietly(tmp)
             raise
         finally:
             os.close(fd)
-        return tmp
+        return tmp, identity
 
     def _write_all(self, fd: int, final_path: str, data: bytes) -> None:
         """All of `data` into `fd` (fsynced with `fsync`); a StorageError names `final_path`."""
@@ -354,22 +356,6 @@ def _read_path(path: str) -> StoredObject | None:
         os.close(fd)
     data = b"".join(chunks)
     return StoredObject(data=data, version=content_version(data))
-
-
-def _fsync_dir(directory: str) -> None:
-    """Make new or renamed entries in `directory` survive a crash."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError as exc:
-        raise StorageError(f"cannot open directory {directory}: {_reason(exc)}") from exc
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        # Some filesystems cannot fsync a directory; there is nothing more we can do there.
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise StorageError(f"cannot fsync directory {directory}: {_reason(exc)}") from exc
-    finally:
-        os.close(fd)
 
 
 def _identity(path: str | int) -> tuple[int, int] | None:
