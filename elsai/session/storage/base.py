@@ -33,6 +33,11 @@ class StorageError(ElsaiError):
     """The backend failed to read or write (permissions, network, disk)."""
 
 
+def os_reason(exc: OSError) -> str:
+    """What an OS error says, for a StorageError's message (its text, not its repr)."""
+    return exc.strerror or str(exc)
+
+
 @dataclass(frozen=True)
 class StoredObject:
     """What a read returns: the bytes and the version a conditional replace must name.

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from typing import TypeVar
 
-from elsai.session.storage.base import StorageError
+from elsai.session.storage.base import StorageError, os_reason
 
 _T = TypeVar("_T")
 #: directories remembered per store (a long-lived server writes many sessions)
@@ -72,7 +72,7 @@ class Directories:
                     ) from None
                 continue  # another writer made it; they fsync the parent
             except OSError as exc:
-                raise StorageError(f"cannot create directory {path}: {_reason(exc)}") from exc
+                raise StorageError(f"cannot create directory {path}: {os_reason(exc)}") from exc
             self.sync(os.path.dirname(path))
 
 
@@ -81,16 +81,12 @@ def fsync_dir(directory: str) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
     except OSError as exc:
-        raise StorageError(f"cannot open directory {directory}: {_reason(exc)}") from exc
+        raise StorageError(f"cannot open directory {directory}: {os_reason(exc)}") from exc
     try:
         os.fsync(fd)
     except OSError as exc:
         # Some filesystems cannot fsync a directory; there is nothing more we can do there.
         if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise StorageError(f"cannot fsync directory {directory}: {_reason(exc)}") from exc
+            raise StorageError(f"cannot fsync directory {directory}: {os_reason(exc)}") from exc
     finally:
         os.close(fd)
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)

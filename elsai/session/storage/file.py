@@ -29,6 +29,7 @@ from elsai.session.storage.base import (
     StorageBackend,
     StorageError,
     StoredObject,
+    os_reason,
 )
 from elsai.session.storage.directories import Directories
 
@@ -40,24 +41,27 @@ _READ_SIZE = 1 << 16  # below malloc's mmap threshold: a small read allocates ch
 class _TempNames:
     """Names for temp files, unique across processes: a random tag per process and a counter.
 
-    A uuid per name costs a getrandom call and an object; this costs a counter step. The tag is
-    drawn again in a forked child, whose counter would otherwise repeat the parent's names.
+    A uuid per name costs a getrandom call and an object; this costs a counter step. A forked
+    child draws a new tag (`os.register_at_fork`), as its counter would repeat the parent's.
     (`O_EXCL` would refuse a repeat anyway; uniqueness keeps that from ever being needed.)
     """
 
     def __init__(self) -> None:
-        self._pid = -1
-        self._tag = ""
+        self._tag = ""  # drawn on first use: importing draws nothing
         self._counter: Iterator[int] = itertools.count()
 
     def next(self) -> str:
-        pid = os.getpid()
-        if pid != self._pid:
-            self._pid, self._tag = pid, f"{pid}-{os.urandom(6).hex()}"
+        if not self._tag:
+            self._tag = f"{os.getpid()}-{os.urandom(6).hex()}"
         return f"{self._tag}-{next(self._counter)}"
+
+    def forget_tag(self) -> None:
+        self._tag = ""
 
 
 _temp_names = _TempNames()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_temp_names.forget_tag)
 
 
 def content_version(data: bytes) -> str:
@@ -141,7 +145,7 @@ class FileStorage(StorageBackend):
 
         def on_error(exc: OSError) -> None:
             if not isinstance(exc, FileNotFoundError | NotADirectoryError):
-                raise StorageError(f"cannot list {exc.filename or top}: {_reason(exc)}") from exc
+                raise StorageError(f"cannot list {exc.filename or top}: {os_reason(exc)}") from exc
 
         for dirpath, dirnames, filenames in os.walk(top, onerror=on_error):
             rel = os.path.relpath(dirpath, self.root_dir)
@@ -197,7 +201,7 @@ class FileStorage(StorageBackend):
         try:
             fd = self._dirs.reopening(directory, lambda: publish.anonymous_file(directory))
         except OSError as exc:
-            raise StorageError(f"cannot write {path}: {_reason(exc)}") from exc
+            raise StorageError(f"cannot write {path}: {os_reason(exc)}") from exc
         if fd is None:
             return False
         try:
@@ -219,7 +223,7 @@ class FileStorage(StorageBackend):
                 f"{path} already exists: another writer created it first; "
                 "nothing was overwritten" + CONFLICT_ADVICE
             ) from None
-        raise StorageError(f"cannot create {path}: {_reason(exc)}") from exc
+        raise StorageError(f"cannot create {path}: {os_reason(exc)}") from exc
 
     def replace(self, key: str, data: bytes, *, expected_version: str | None) -> str:
         """Swap in `data` by rename, under a per-key lock, if the version still matches.
@@ -248,7 +252,7 @@ class FileStorage(StorageBackend):
                     publish.swap_in(tmp, path)  # the old file, if exchanged, is unlinked below
                 except OSError as exc:
                     if not self._holds(path, identity):
-                        raise StorageError(f"cannot replace {path}: {_reason(exc)}") from exc
+                        raise StorageError(f"cannot replace {path}: {os_reason(exc)}") from exc
                 self._dirs.sync(directory)
         finally:
             _unlink_quietly(tmp)  # the old file after an exchange; gone after a rename
@@ -289,7 +293,7 @@ class FileStorage(StorageBackend):
         try:
             fd = self._dirs.reopening(directory, lambda: os.open(tmp, flags, 0o666))
         except OSError as exc:
-            raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
+            raise StorageError(f"cannot write {final_path}: {os_reason(exc)}") from exc
         try:
             self._write_all(fd, final_path, data)
             identity = _identity(fd)
@@ -309,7 +313,7 @@ class FileStorage(StorageBackend):
             if self.fsync:
                 os.fsync(fd)
         except OSError as exc:
-            raise StorageError(f"cannot write {final_path}: {_reason(exc)}") from exc
+            raise StorageError(f"cannot write {final_path}: {os_reason(exc)}") from exc
 
     @contextlib.contextmanager
     def _locked(self, final_path: str) -> Iterator[None]:
@@ -325,7 +329,7 @@ class FileStorage(StorageBackend):
         try:
             fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
         except OSError as exc:
-            raise StorageError(f"cannot lock {final_path}: {_reason(exc)}") from exc
+            raise StorageError(f"cannot lock {final_path}: {os_reason(exc)}") from exc
         try:
             # flock locks belong to the open file description, so two threads of one process
             # that each open the lock file exclude each other too (unlike POSIX fcntl locks).
@@ -345,13 +349,13 @@ def _read_path(path: str) -> StoredObject | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
-        raise StorageError(f"cannot read {path}: {_reason(exc)}") from exc
+        raise StorageError(f"cannot read {path}: {os_reason(exc)}") from exc
     try:
         chunks = []
         while chunk := os.read(fd, _READ_SIZE):
             chunks.append(chunk)
     except OSError as exc:
-        raise StorageError(f"cannot read {path}: {_reason(exc)}") from exc
+        raise StorageError(f"cannot read {path}: {os_reason(exc)}") from exc
     finally:
         os.close(fd)
     data = b"".join(chunks)
@@ -371,7 +375,3 @@ def _unlink_quietly(path: str) -> None:
     """Remove a temp file; one left behind is hidden from `list()`, so failing here is harmless."""
     with contextlib.suppress(OSError):
         os.unlink(path)
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
