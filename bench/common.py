@@ -89,3 +89,21 @@ def write_section(text: str, path: str, begin: str, end: str) -> None:
 
 def verdict(ok: bool) -> str:
     return "met" if ok else "MISSED"
+
+
+#: How near its floor a figure must be for the floor to be the bar (either way).
+NEAR_FLOOR = 1.10
+
+
+def target_met(elsai: float, peer: float, target: float, floor: float | None = None) -> bool:
+    """The ratio target; or, where the floor itself is above it, within 10 % of the floor.
+
+    Within 10 % either way: a figure further below its floor says the floor's costs were
+    measured in a slower moment of the run (this machine's disk and CPU are shared), so such a
+    floor cannot excuse a missed ratio.
+    """
+    if elsai / peer <= target:
+        return True
+    if floor is None or floor / peer <= target:
+        return False
+    return 1 / NEAR_FLOOR <= elsai / floor <= NEAR_FLOOR
