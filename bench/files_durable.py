@@ -15,7 +15,8 @@ elsai's own work (the same workload with `fsync=False` on tmpfs, where files cos
 the cost of its write order there swapped for the write order's cost on this disk with every
 fsync, both replayed as bare system calls (bench/write_order.py): four new files per `both`
 cycle, each a data fsync then a directory fsync, the after_tools bookmark alongside the next
-message's write. The session layer without fsync (bench/session_layer.py) runs first, before
+message's write. The replays take their turns among the sides' runs, best of the repeats
+like them. The session layer without fsync (bench/session_layer.py) runs first, before
 any fsync traffic slows the disk's file creations.
 
 Writes bench/results/files_durable.json and its section of bench/results/README.md; exits 1
@@ -140,15 +141,21 @@ def _strace_calls(text: str) -> dict[str, int]:
 VARIANTS = [
     ("elsai fsync=True", "elsai", True, False),
     ("langgraph fsync=True", "langgraph", True, False),
+    ("write order fsync=True", "write order", True, False),
     ("elsai fsync=False, tmpfs", "elsai", False, True),
+    ("write order fsync=False, tmpfs", "write order", False, True),
     ("elsai-before fsync=True", "elsai-before", True, False),
 ]
 
 
 def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
-    """Each variant alternating, with the write order alone and the probes after each repeat."""
+    """Each variant in turn, in an order rotated by one per repeat; the probes after each.
+
+    The write order alone (bench/write_order.py) takes its turn like a side: the disk's cost
+    of a file creation drifts within seconds, so every figure the floor is made of is a best
+    of samples spread over the same minutes as the sides'.
+    """
     samples: dict[str, list[float]] = {v[0]: [] for v in VARIANTS}
-    samples.update({"write order fsync=True": [], "write order fsync=False, tmpfs": []})
     layers: dict[str, list[dict[str, float]]] = {v[0]: [] for v in VARIANTS}
     probes: list[float] = []
     wal_probes: list[float] = []
@@ -159,12 +166,14 @@ def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
     ):
         for r in range(repeats):
             for label, side, fsync, on_tmpfs in rotated(VARIANTS, r):
-                run = _run(side, cycles, fsync, parent=shm if on_tmpfs else disk)
+                parent = shm if on_tmpfs else disk
+                if side == "write order":
+                    samples[label].append(write_order.replay(parent, cycles, fsync))
+                    continue
+                run = _run(side, cycles, fsync, parent=parent)
                 samples[label].append(run["total_s"] / cycles)
                 if "layer_s" in run:
                     layers[label].append({"total": run["total_s"], **run["layer_s"]})
-            samples["write order fsync=True"].append(write_order.replay(disk, cycles, True))
-            samples["write order fsync=False, tmpfs"].append(write_order.replay(shm, cycles, False))
             probes.append(write_order.durable_write_cost())
             wal_probes.append(write_order.wal_append_cost())
             log(f"  files: repeat {r + 1}/{repeats}")

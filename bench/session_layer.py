@@ -9,14 +9,16 @@ with the fsync traffic of the last minute, and file creations are most of both l
 when it is high. So the run also measures, next to each pair of samples:
 
 - elsai's layer on tmpfs (`/dev/shm`), where a file creation costs about 10 us: its own work;
-- the write order alone, as bare system calls (bench/write_order.py), on tmpfs and on disk.
+- the write order alone, as bare system calls (bench/write_order.py), on tmpfs and on disk,
+  taking its turn among the sides' runs.
 
 The floor of elsai's layer on disk is its own work with the write order's cost on tmpfs
 swapped for the cost on disk. elsai creates four files per cycle where strands creates three,
 so when file creations dominate, that floor is above half of strands' layer.
 
-This runs before anything that fsyncs (bench/check.py), since fsync traffic slows the file
-creations that follow it for a minute or more.
+This runs before anything that fsyncs (bench/check.py), and its first sample waits until the
+disk is quiet (`write_order.quiet_disk`): heavy file traffic, fsync traffic most of all, slows
+the file creations that follow it for up to a minute or more, for both SDKs alike.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import tempfile
 from typing import Any
 
 from bench import write_order
-from bench.common import HERE, target_met
+from bench.common import HERE, rotated, target_met
 
 TARGET_LAYER = 0.5
 TMPFS = "/dev/shm"
@@ -65,24 +67,40 @@ def _layer_ms(side: str, cycles: int, parent: str) -> float:
     return float(json.loads(proc.stdout.strip().splitlines()[-1])["layer_ms_per_cycle"])
 
 
+#: (label, side, on tmpfs), taking turns in an order rotated by one per repeat.
+VARIANTS = [
+    ("elsai", "elsai", False),
+    ("strands", "strands", False),
+    ("write order disk", "write order", False),
+    ("elsai tmpfs", "elsai", True),
+    ("write order tmpfs", "write order", True),
+]
+
+
 def layer_times(cycles: int, repeats: int) -> dict[str, Any]:
-    """Best ms / cycle inside each side's session layer on disk, and elsai's floor there."""
-    keys = ("elsai", "strands", "elsai tmpfs", "write order disk", "write order tmpfs")
-    samples: dict[str, list[float]] = {k: [] for k in keys}
+    """Best ms / cycle inside each side's session layer on disk, and elsai's floor there.
+
+    Starts once the disk is quiet (`write_order.quiet_disk`); the write order alone takes its
+    turn among the sides' runs, best of the repeats like them.
+    """
     tmpfs = os.path.isdir(TMPFS)
+    variants = [v for v in VARIANTS if tmpfs or not v[2]]
+    samples: dict[str, list[float]] = {v[0]: [] for v in variants}
     with (
         tempfile.TemporaryDirectory(prefix="files-layer-") as disk,  # deleted at the end
         tempfile.TemporaryDirectory(prefix="files-layer-", dir=TMPFS if tmpfs else None) as shm,
     ):
+        reference = write_order.replay(shm, 20, False) if tmpfs else None
+        quiet = write_order.quiet_disk(disk, reference)
         for r in range(repeats):
-            for side in ("elsai", "strands") if r % 2 == 0 else ("strands", "elsai"):
-                samples[side].append(_layer_ms(side, cycles, disk))
-            samples["write order disk"].append(write_order.replay(disk, cycles, False) * 1000)
-            if tmpfs:
-                samples["elsai tmpfs"].append(_layer_ms("elsai", cycles, shm))
-                samples["write order tmpfs"].append(write_order.replay(shm, cycles, False) * 1000)
-    best = {k: min(v) for k, v in samples.items() if v}
-    out: dict[str, Any] = {"samples": samples, "best": best,
+            for label, side, on_tmpfs in rotated(variants, r):
+                parent = shm if on_tmpfs else disk
+                if side == "write order":
+                    samples[label].append(write_order.replay(parent, cycles, False) * 1000)
+                else:
+                    samples[label].append(_layer_ms(side, cycles, parent))
+    best = {k: min(v) for k, v in samples.items()}
+    out: dict[str, Any] = {"samples": samples, "best": best, "quiet_disk_probes_ms": quiet,
                            "ratio": best["elsai"] / best["strands"]}  # fmt: skip
     if tmpfs:
         floor = best["elsai tmpfs"] - best["write order tmpfs"] + best["write order disk"]
@@ -96,6 +114,8 @@ def markdown_rows(layer: dict[str, Any]) -> list[str]:
     if "floor" not in layer:
         return ["No tmpfs here: the layer's floor was not measured."]
     return [
+        "The disk was quiet before the first sample: the write order's 20-cycle probe, ms / "
+        "cycle, " + ", ".join(f"{x:.3f}" for x in layer["quiet_disk_probes_ms"]) + ". "
         f"Session layer without fsync, best of {len(layer['samples']['elsai'])} (ms / cycle): "
         f"elsai {best['elsai']:.3f}, strands {best['strands']:.3f} on disk; elsai on tmpfs "
         f"{best['elsai tmpfs']:.3f}; the write order alone {best['write order tmpfs']:.3f} on "
