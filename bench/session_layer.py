@@ -114,8 +114,10 @@ def markdown_rows(layer: dict[str, Any]) -> list[str]:
     if "floor" not in layer:
         return ["No tmpfs here: the layer's floor was not measured."]
     return [
-        "The disk was quiet before the first sample: the write order's 20-cycle probe, ms / "
-        "cycle, " + ", ".join(f"{x:.3f}" for x in layer["quiet_disk_probes_ms"]) + ". "
+        "Before the first sample the run waited for a quiet disk (the write order's 20-cycle "
+        "probe at most 2.5 x its cost on tmpfs, or 90 s): the probes, ms / cycle, "
+        + ", ".join(f"{x:.3f}" for x in layer["quiet_disk_probes_ms"])
+        + ". "
         f"Session layer without fsync, best of {len(layer['samples']['elsai'])} (ms / cycle): "
         f"elsai {best['elsai']:.3f}, strands {best['strands']:.3f} on disk; elsai on tmpfs "
         f"{best['elsai tmpfs']:.3f}; the write order alone {best['write order tmpfs']:.3f} on "
