@@ -6,13 +6,15 @@ benchmark (and `run_all`'s own part) can be rerun alone without erasing the othe
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import platform
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,44 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
 def rotated(items: list[Any], by: int) -> list[Any]:
     by %= max(1, len(items))
     return items[by:] + items[:by]
+
+
+@contextlib.contextmanager
+def scratch(prefix: str, under: str | None = None, on: str | None = None) -> Iterator[str]:
+    """A directory for a benchmark's samples: a new one inside `under`, left for whoever owns
+    `under` to delete, or else a temporary one (in `on`) deleted on exit.
+
+    On this machine's ext4 (no journal) a file created in the half minute after many files
+    were deleted costs up to tens of times more (the allocator skips recently freed inodes),
+    so a run deletes its samples' files once, after its last measurement.
+    """
+    if under is not None:
+        yield tempfile.mkdtemp(prefix=prefix, dir=under)
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=on) as directory:
+        yield directory
+
+
+def settle_disk(enabled: bool = True) -> float:
+    """Flush, then wait until files freed by the previous samples no longer slow the next one.
+
+    ext4 without a journal (this machine's root filesystem) skips, when it picks an inode for
+    a new file, every free inode freed less than `dirty_expire_centisecs` / 100 seconds ago
+    (5 more while its block is dirty), each skip a buffer lookup: after a sample that replaced
+    a few hundred files (elsai's bookmark swaps, strands' agent.json, the write order's),
+    a file creation costs about 600 us instead of about 50 for that long, whoever makes it.
+    Returns the seconds waited (0 when not `enabled`: smoke tests).
+    """
+    if not enabled:
+        return 0.0
+    try:
+        expire = int(Path("/proc/sys/vm/dirty_expire_centisecs").read_text()) / 100
+    except (OSError, ValueError):
+        expire = 30.0
+    started = time.perf_counter()
+    os.sync()
+    time.sleep(expire + 6)
+    return time.perf_counter() - started
 
 
 def fs_type(path: str) -> str:

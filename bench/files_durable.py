@@ -17,7 +17,7 @@ fsync, both replayed as bare system calls (bench/write_order.py): four new files
 cycle, each a data fsync then a directory fsync, the after_tools bookmark alongside the next
 message's write. The replays take their turns among the sides' runs, best of the repeats
 like them. The session layer without fsync (bench/session_layer.py) runs first, before
-any fsync traffic slows the disk's file creations.
+any fsync, and every repeat starts on a settled disk (bench/common.py, `settle_disk`).
 
 Writes bench/results/files_durable.json and its section of bench/results/README.md; exits 1
 when the target is missed.
@@ -44,6 +44,8 @@ from bench.common import (
     environment,
     log,
     rotated,
+    scratch,
+    settle_disk,
     target_met,
     verdict,
     write_section,
@@ -100,13 +102,8 @@ def _command(side: str, cycles: int, directory: str, fsync: bool = True) -> list
 def _run(
     side: str, cycles: int, fsync: bool = True, strace: bool = False, parent: str | None = None
 ) -> dict[str, Any]:
-    """One run in a fresh directory; under `parent`, it is left for the caller to delete.
-
-    Benchmarks delete their samples' directories together, after the last sample: deleting a
-    run's few hundred files frees their blocks, and on a disk mounted with `discard` (this
-    host's ext4) the journal commits that follow trim them, which slows the next sample's file
-    creates (a 300-byte create took 60 us in a quiet minute and 440 us just after one).
-    """
+    """One run in a fresh directory; under `parent`, it is left for the caller to delete
+    (`bench.common.scratch`: a run deletes its samples' files after its last measurement)."""
     directory = tempfile.mkdtemp(prefix=f"files-durable-{side}-", dir=parent)
     try:
         cmd = _command("elsai" if side == "elsai-before" else side, cycles, directory, fsync)
@@ -148,23 +145,29 @@ VARIANTS = [
 ]
 
 
-def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
+def bench(
+    cycles: int, repeats: int, trace_cycles: int, under: str | None = None, settle: bool = True
+) -> dict[str, Any]:
     """Each variant in turn, in an order rotated by one per repeat; the probes after each.
 
     The write order alone (bench/write_order.py) takes its turn like a side: the disk's cost
     of a file creation drifts within seconds, so every figure the floor is made of is a best
-    of samples spread over the same minutes as the sides'.
+    of samples spread over the same minutes as the sides'. Each repeat starts on a settled disk
+    (`settle_disk`; `settle=False` for smoke tests). The runs' files on disk go into
+    `under` when given (its owner deletes them), else into a directory deleted at the end.
     """
     samples: dict[str, list[float]] = {v[0]: [] for v in VARIANTS}
     layers: dict[str, list[dict[str, float]]] = {v[0]: [] for v in VARIANTS}
     probes: list[float] = []
     wal_probes: list[float] = []
     tmpfs = TMPFS if os.path.isdir(TMPFS) else None
+    waited = 0.0
     with (
-        tempfile.TemporaryDirectory(prefix="files-durable-") as disk,  # deleted at the end
-        tempfile.TemporaryDirectory(prefix="files-durable-", dir=tmpfs) as shm,
+        scratch("files-durable-", under) as disk,
+        scratch("files-durable-", on=tmpfs) as shm,
     ):
         for r in range(repeats):
+            waited += settle_disk(settle)
             for label, side, fsync, on_tmpfs in rotated(VARIANTS, r):
                 parent = shm if on_tmpfs else disk
                 if side == "write order":
@@ -174,8 +177,8 @@ def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
                 samples[label].append(run["total_s"] / cycles)
                 if "layer_s" in run:
                     layers[label].append({"total": run["total_s"], **run["layer_s"]})
-            probes.append(write_order.durable_write_cost())
-            wal_probes.append(write_order.wal_append_cost())
+            probes.append(write_order.durable_write_cost(disk))
+            wal_probes.append(write_order.wal_append_cost(disk))
             log(f"  files: repeat {r + 1}/{repeats}")
     best = {k: min(v) for k, v in samples.items()}
     profile = {k: _profile(v, cycles) for k, v in layers.items() if v}
@@ -189,28 +192,29 @@ def bench(cycles: int, repeats: int, trace_cycles: int) -> dict[str, Any]:
     return {
         "cycles": cycles,
         "repeats": repeats,
+        "settle_s": waited,
         "ms_per_cycle_samples": {k: [x * 1000 for x in v] for k, v in samples.items()},
         "best_ms_per_cycle": {k: v * 1000 for k, v in best.items()},
         "durable_write_ms": min(probes) * 1000,
         "durable_write_ms_samples": [p * 1000 for p in probes],
         "wal_append_ms_samples": [p * 1000 for p in wal_probes],
-        "fsyncs_per_cycle": _fsyncs_per_cycle(trace_cycles),
+        "fsyncs_per_cycle": _fsyncs_per_cycle(trace_cycles, disk),
         "floor_ms_per_cycle": floor * 1000,
         "profile_ms_per_cycle": profile,
-        "rss_mb_5000_cycles": _run("elsai", RSS_CYCLES, fsync=False)["rss_mb"],
+        "rss_mb_5000_cycles": _run("elsai", RSS_CYCLES, fsync=False, parent=disk)["rss_mb"],
         "ratio": best["elsai fsync=True"] / best["langgraph fsync=True"],
         "floor_ratio": floor / best["langgraph fsync=True"],
         "to_floor": best["elsai fsync=True"] / floor,
     }
 
 
-def _fsyncs_per_cycle(trace_cycles: int) -> dict[str, Any]:
+def _fsyncs_per_cycle(trace_cycles: int, parent: str) -> dict[str, Any]:
     """fsync + fdatasync calls per cycle of each side, under strace (skipped without it)."""
     fsyncs = {}
     if shutil.which("strace"):
         for side in ("elsai", "langgraph"):
-            calls = _run(side, trace_cycles, strace=True)["fsync_calls"]
-            short = _run(side, 5, strace=True)["fsync_calls"]  # the fixed part: warm-up etc.
+            calls = _run(side, trace_cycles, strace=True, parent=parent)["fsync_calls"]
+            short = _run(side, 5, strace=True, parent=parent)["fsync_calls"]  # warm-up etc.
             fsyncs[side] = {
                 "calls": calls,
                 "per_cycle": (sum(calls.values()) - sum(short.values())) / (trace_cycles - 5),
@@ -238,7 +242,8 @@ def markdown(results: dict[str, Any]) -> str:
         f"at start / end: {env['load_average_at_start'][0]:.1f} / "
         f"{results['load_average_at_end'][0]:.1f} on 2 cores shared with other engineers' tests. "
         f"{f['cycles']} tool cycles per invocation, each side in its own child process, "
-        f"alternating; best of {f['repeats']} per side; disk: the system temp dir (ext4).",
+        f"alternating, each repeat on a settled disk ({f['settle_s']:.0f} s of waiting in all); "
+        f"best of {f['repeats']} per side; disk: the system temp dir (ext4).",
         "",
         "| variant | best ms / cycle | median ms / cycle | fsyncs / cycle |",
         "|---|---|---|---|",
@@ -336,8 +341,11 @@ def main(argv: list[str] | None = None) -> int:
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     results["langgraph_versions"] = versions.stdout.strip()
-    results["layer"] = session_layer.layer_times(args.cycles, args.repeats)  # before any fsync
-    results["files"] = bench(args.cycles, args.repeats, args.trace_cycles)
+    with scratch("bench-files-") as under:  # every run's files, deleted after the last
+        results["layer"] = session_layer.layer_times(
+            args.cycles, args.repeats, under
+        )  # no fsync yet
+        results["files"] = bench(args.cycles, args.repeats, args.trace_cycles, under)
     results["duration_s"] = time.perf_counter() - started
     results["load_average_at_end"] = os.getloadavg()
     text = markdown(results)

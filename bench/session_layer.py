@@ -5,8 +5,8 @@ strands-agents' `FileSessionManager` (neither fsyncs; both survive a killed proc
 a child process, alternating, best of the repeats (bench/layer_timer.py wraps the methods).
 
 On this machine's disk the cost of creating a file swings from about 10 us to about 900 us
-with the fsync traffic of the last minute, and file creations are most of both layers' time
-when it is high. So the run also measures, next to each pair of samples:
+(ext4 without a journal skips the inodes freed in the last 35 s: `bench.common.settle_disk`),
+and file creations are most of both layers' time when it is high. So the run also measures:
 
 - elsai's layer on tmpfs (`/dev/shm`), where a file creation costs about 10 us: its own work;
 - the write order alone, as bare system calls (bench/write_order.py), on tmpfs and on disk,
@@ -16,9 +16,10 @@ The floor of elsai's layer on disk is its own work with the write order's cost o
 swapped for the cost on disk. elsai creates four files per cycle where strands creates three,
 so when file creations dominate, that floor is above half of strands' layer.
 
-This runs before anything that fsyncs (bench/check.py), and its first sample waits until the
-disk is quiet (`write_order.quiet_disk`): heavy file traffic, fsync traffic most of all, slows
-the file creations that follow it for up to a minute or more, for both SDKs alike.
+This runs before anything that fsyncs (bench/check.py), and each repeat starts once the files
+the previous samples freed no longer slow new ones (`bench.common.settle_disk`, about 36 s):
+the variants then take their turns, in an order rotated by one per repeat, so each side's
+best run is one that started on a settled disk.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import tempfile
 from typing import Any
 
 from bench import write_order
-from bench.common import HERE, rotated, target_met
+from bench.common import HERE, rotated, scratch, settle_disk, target_met
 
 TARGET_LAYER = 0.5
 TMPFS = "/dev/shm"
@@ -77,22 +78,25 @@ VARIANTS = [
 ]
 
 
-def layer_times(cycles: int, repeats: int) -> dict[str, Any]:
+def layer_times(
+    cycles: int, repeats: int, under: str | None = None, settle: bool = True
+) -> dict[str, Any]:
     """Best ms / cycle inside each side's session layer on disk, and elsai's floor there.
 
-    Starts once the disk is quiet (`write_order.quiet_disk`); the write order alone takes its
-    turn among the sides' runs, best of the repeats like them.
+    Each repeat starts on a settled disk (`settle_disk`; `settle=False` for smoke tests); the
+    write order alone takes its turn among the sides' runs, best of the repeats like them. The runs' files on disk go into
+    `under` when given (its owner deletes them), else into a directory deleted at the end.
     """
     tmpfs = os.path.isdir(TMPFS)
     variants = [v for v in VARIANTS if tmpfs or not v[2]]
     samples: dict[str, list[float]] = {v[0]: [] for v in variants}
     with (
-        tempfile.TemporaryDirectory(prefix="files-layer-") as disk,  # deleted at the end
-        tempfile.TemporaryDirectory(prefix="files-layer-", dir=TMPFS if tmpfs else None) as shm,
+        scratch("files-layer-", under) as disk,
+        scratch("files-layer-", on=TMPFS if tmpfs else None) as shm,
     ):
-        reference = write_order.replay(shm, 20, False) if tmpfs else None
-        quiet = write_order.quiet_disk(disk, reference)
+        waited = 0.0
         for r in range(repeats):
+            waited += settle_disk(settle)
             for label, side, on_tmpfs in rotated(variants, r):
                 parent = shm if on_tmpfs else disk
                 if side == "write order":
@@ -100,7 +104,7 @@ def layer_times(cycles: int, repeats: int) -> dict[str, Any]:
                 else:
                     samples[label].append(_layer_ms(side, cycles, parent))
     best = {k: min(v) for k, v in samples.items()}
-    out: dict[str, Any] = {"samples": samples, "best": best, "quiet_disk_probes_ms": quiet,
+    out: dict[str, Any] = {"samples": samples, "best": best, "settle_s": waited,
                            "ratio": best["elsai"] / best["strands"]}  # fmt: skip
     if tmpfs:
         floor = best["elsai tmpfs"] - best["write order tmpfs"] + best["write order disk"]
@@ -114,10 +118,7 @@ def markdown_rows(layer: dict[str, Any]) -> list[str]:
     if "floor" not in layer:
         return ["No tmpfs here: the layer's floor was not measured."]
     return [
-        "Before the first sample the run waited for a quiet disk (the write order's 20-cycle "
-        "probe at most 2.5 x its cost on tmpfs, or 90 s): the probes, ms / cycle, "
-        + ", ".join(f"{x:.3f}" for x in layer["quiet_disk_probes_ms"])
-        + ". "
+        f"Each repeat started on a settled disk ({layer['settle_s']:.0f} s of waiting in all). "
         f"Session layer without fsync, best of {len(layer['samples']['elsai'])} (ms / cycle): "
         f"elsai {best['elsai']:.3f}, strands {best['strands']:.3f} on disk; elsai on tmpfs "
         f"{best['elsai tmpfs']:.3f}; the write order alone {best['write order tmpfs']:.3f} on "

@@ -20,7 +20,8 @@ nothing is named before its bytes are durable, and nothing later names it before
 Each of the four is a new inode (a replace needs one: a rename is the only atomic swap), so
 four file creations per cycle where strands-agents' FileSessionManager makes three (two
 messages and agent.json). On this machine's disk a file creation costs from about 10 us to
-about 900 us depending on the fsync traffic of the last minute, which is why the floor is
+about 900 us depending on how many files were freed in the last 35 s (ext4 without a
+journal: `bench.common.settle_disk`), which is why the floor is
 measured in the same run as the sides, not assumed.
 """
 
@@ -29,7 +30,6 @@ from __future__ import annotations
 import ctypes
 import fcntl
 import os
-import shutil
 import statistics
 import tempfile
 import threading
@@ -145,65 +145,39 @@ def replay(parent: str, cycles: int, fsync: bool) -> float:
     return (time.perf_counter() - started) / cycles
 
 
-def quiet_disk(parent: str, reference: float | None, *, max_wait_s: float = 90.0) -> list[float]:
-    """Wait, up to `max_wait_s`, until the write order costs on this disk about what it costs
-    on a quiet one: at most 2.5 x `reference` (its cost on tmpfs, seconds per cycle).
-
-    On this machine's ext4 a file creation costs about 10 us on a quiet disk and up to about
-    900 us for a while after heavy file traffic (another benchmark, a test run), whichever
-    SDK makes it. Returns each probe's ms per cycle, so a run records what it waited for.
-    """
-    probes: list[float] = []
-    deadline = time.monotonic() + max_wait_s
-    while True:
-        probes.append(replay(parent, 20, False) * 1000)
-        if reference is None or probes[-1] <= 2.5 * reference * 1000:
-            return probes
-        if time.monotonic() > deadline:
-            return probes
-        time.sleep(5)
-
-
-def durable_write_cost(samples: int = 200) -> float:
+def durable_write_cost(parent: str, samples: int = 200) -> float:
     """Median seconds of one durable small-file write alone (temp file + fsync, link,
-    directory fsync), on the same disk, in this process."""
-    directory = tempfile.mkdtemp(prefix="files-durable-probe-")
+    directory fsync), in a new directory under `parent` (left for its owner to delete)."""
+    directory = tempfile.mkdtemp(prefix="files-durable-probe-", dir=parent)
     times = []
-    try:
-        for i in range(samples):
-            tmp, final = os.path.join(directory, f".t{i}"), os.path.join(directory, f"m{i}")
-            started = time.perf_counter()
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            os.write(fd, b"x" * 400)
-            os.fsync(fd)
-            os.close(fd)
-            os.link(tmp, final)
-            os.unlink(tmp)
-            _fsync_dir(directory)
-            times.append(time.perf_counter() - started)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+    for i in range(samples):
+        tmp, final = os.path.join(directory, f".t{i}"), os.path.join(directory, f"m{i}")
+        started = time.perf_counter()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        os.write(fd, b"x" * 400)
+        os.fsync(fd)
+        os.close(fd)
+        os.link(tmp, final)
+        os.unlink(tmp)
+        _fsync_dir(directory)
+        times.append(time.perf_counter() - started)
     return statistics.median(times)
 
 
-def wal_append_cost(samples: int = 200) -> float:
+def wal_append_cost(parent: str, samples: int = 200) -> float:
     """Median seconds of one durable append as a reused write-ahead log makes it (pwrite into an
     existing, already allocated file, then fdatasync: data only, no metadata to commit)."""
-    directory = tempfile.mkdtemp(prefix="files-durable-wal-")
-    path = os.path.join(directory, "wal")
+    path = os.path.join(tempfile.mkdtemp(prefix="files-durable-wal-", dir=parent), "wal")
     times = []
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            os.write(fd, b"\0" * 4096 * samples)
-            os.fsync(fd)
-            for i in range(samples):
-                started = time.perf_counter()
-                os.pwrite(fd, b"x" * 400, i * 4096)
-                os.fdatasync(fd)
-                times.append(time.perf_counter() - started)
-        finally:
-            os.close(fd)
+        os.write(fd, b"\0" * 4096 * samples)
+        os.fsync(fd)
+        for i in range(samples):
+            started = time.perf_counter()
+            os.pwrite(fd, b"x" * 400, i * 4096)
+            os.fdatasync(fd)
+            times.append(time.perf_counter() - started)
     finally:
-        shutil.rmtree(directory, ignore_errors=True)
+        os.close(fd)
     return statistics.median(times)
