@@ -21,8 +21,8 @@ Each of the four is a new inode (a replace needs one: a rename is the only atomi
 four file creations per cycle where strands-agents' FileSessionManager makes three (two
 messages and agent.json). On this machine's disk a file creation costs from about 10 us to
 about 900 us depending on how many files were freed in the last 35 s (ext4 without a
-journal: `bench.common.settle_disk`), which is why the floor is
-measured in the same run as the sides, not assumed.
+journal: `bench.common.settle_disk`), which is why the floor is measured in the same run as
+the sides, not assumed.
 """
 
 from __future__ import annotations
