@@ -71,6 +71,7 @@ def test_another_caller_gets_404_on_every_route_and_lists_only_its_own(
 ) -> None:
     alice = _run(rt, "alice", "s1")
     bob = _run(rt, "bob", "s1")  # the same session id: another session
+    bob_again = _run(rt, "bob", "s1")  # B's s1 now holds two turns, A's one
     job_a = alice["job_id"]
     assert job_owner_tag(job_a) == _tag("alice") and job_owner_tag(bob["job_id"]) == _tag("bob")
 
@@ -83,11 +84,14 @@ def test_another_caller_gets_404_on_every_route_and_lists_only_its_own(
         ("POST", f"/jobs/{job_a}/upgrade", None),  # 404, not the owner's 409: nothing leaks
     ]:
         assert _call(rt, "bob", method, path, body) == (404, {"error": f"no job {job_a!r}"})
-    # B's GET /sessions/s1 is B's own s1: it shows none of A's transcript.
+    # B's GET /sessions/s1 is B's own s1 (two turns), never A's (one turn). Both ran the same
+    # script, so only the number of turns tells them apart: equal views could be two runs in
+    # the same second.
     status, session = _call(rt, "bob", "GET", "/sessions/s1")
     assert status == 200, session
     own_a = _call(rt, "alice", "GET", "/sessions/s1")[1]
-    assert session != own_a
+    assert [a["message_count"] for a in session["agents"]] == [4]
+    assert [a["message_count"] for a in own_a["agents"]] == [2]
     assert _call(rt, "bob", "GET", "/sessions/only-alices")[0] == 404
     assert _call(rt, "alice", "GET", f"/jobs/{job_a}")[1]["status"] == "SUCCEEDED"
     stored = {o["Key"] for o in rt.s3.list_objects_v2(Bucket=rt.bucket)["Contents"]}
@@ -99,10 +103,10 @@ def test_another_caller_gets_404_on_every_route_and_lists_only_its_own(
         assert status == 200, page
         return {j["job_id"] for j in page["jobs"]}
 
-    assert listed("bob") == {bob["job_id"]}
+    assert listed("bob") == {bob["job_id"], bob_again["job_id"]}
     assert listed("alice") == {job_a}
     monkeypatch.setenv("ELSAI_ADMIN_ARNS", f"arn:aws:iam::{ACCOUNT}:user/ops")
-    assert listed("ops") == {job_a, bob["job_id"]}
+    assert listed("ops") == {job_a, bob["job_id"], bob_again["job_id"]}
     assert _call(rt, "ops", "GET", f"/jobs/{job_a}")[0] == 200
 
 
