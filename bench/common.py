@@ -20,6 +20,8 @@ from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS_DIR = os.path.join(HERE, "results")
+#: Where the file benchmarks measure on tmpfs (skipped where it is missing).
+TMPFS = "/dev/shm"
 
 
 def log(text: str) -> None:

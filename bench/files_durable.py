@@ -41,6 +41,7 @@ from typing import Any
 from bench import session_layer, write_order
 from bench.common import (
     RESULTS_DIR,
+    TMPFS,
     environment,
     log,
     rotated,
@@ -53,7 +54,6 @@ from bench.common import (
 
 TARGET = 0.4
 RSS_CYCLES = 5000
-TMPFS = "/dev/shm"
 BEGIN, END = "<!-- files_durable:begin -->", "<!-- files_durable:end -->"
 ROOT = Path(__file__).resolve().parent.parent
 LANGGRAPH_PY = Path(os.environ.get("LANGGRAPH_VENV", ROOT / ".venv-langgraph")) / "bin/python"

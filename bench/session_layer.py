@@ -32,10 +32,9 @@ import tempfile
 from typing import Any
 
 from bench import write_order
-from bench.common import HERE, rotated, scratch, settle_disk, target_met
+from bench.common import HERE, TMPFS, rotated, scratch, settle_disk, target_met
 
 TARGET_LAYER = 0.5
-TMPFS = "/dev/shm"
 ROOT = os.path.dirname(HERE)
 
 #: One side's session layer, ms per cycle (argv: side, cycles, directory).
