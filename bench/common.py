@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)  # the repository: children run from here
 RESULTS_DIR = os.path.join(HERE, "results")
 #: Where the file benchmarks measure on tmpfs (skipped where it is missing).
 TMPFS = "/dev/shm"
@@ -91,12 +92,12 @@ def environment() -> dict[str, Any]:
 
     try:
         commit = subprocess.run(
-            ["git", "-C", os.path.dirname(HERE), "rev-parse", "--short", "HEAD"],
+            ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
             capture_output=True,
             text=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", os.path.dirname(HERE), "status", "--porcelain", "--", "elsai"],
+            ["git", "-C", ROOT, "status", "--porcelain", "--", "elsai"],
             capture_output=True,
             text=True,
         ).stdout.strip()

@@ -41,6 +41,7 @@ from typing import Any
 from bench import session_layer, write_order
 from bench.common import (
     RESULTS_DIR,
+    ROOT,
     TMPFS,
     environment,
     log,
@@ -55,8 +56,7 @@ from bench.common import (
 TARGET = 0.4
 RSS_CYCLES = 5000
 BEGIN, END = "<!-- files_durable:begin -->", "<!-- files_durable:end -->"
-ROOT = Path(__file__).resolve().parent.parent
-LANGGRAPH_PY = Path(os.environ.get("LANGGRAPH_VENV", ROOT / ".venv-langgraph")) / "bin/python"
+LANGGRAPH_PY = Path(os.environ.get("LANGGRAPH_VENV", Path(ROOT, ".venv-langgraph"))) / "bin/python"
 
 ELSAI_CHILD = """
 import json, os, resource, sys, time
@@ -182,12 +182,10 @@ def bench(
             log(f"  files: repeat {r + 1}/{repeats}")
     best = {k: min(v) for k, v in samples.items()}
     profile = {k: _profile(v, cycles) for k, v in layers.items() if v}
-    # elsai's own work (tmpfs, no fsync) with the write order's cost there swapped for its
-    # cost on disk with fsync: what elsai would take if it added nothing to the write order.
-    floor = (
-        best["elsai fsync=False, tmpfs"]
-        - best["write order fsync=False, tmpfs"]
-        + best["write order fsync=True"]
+    floor = write_order.floor(
+        best["elsai fsync=False, tmpfs"],
+        best["write order fsync=False, tmpfs"],
+        best["write order fsync=True"],
     )
     return {
         "cycles": cycles,

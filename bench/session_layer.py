@@ -32,10 +32,9 @@ import tempfile
 from typing import Any
 
 from bench import write_order
-from bench.common import HERE, TMPFS, rotated, scratch, settle_disk, target_met
+from bench.common import ROOT, TMPFS, rotated, scratch, settle_disk, target_met
 
 TARGET_LAYER = 0.5
-ROOT = os.path.dirname(HERE)
 
 #: One side's session layer, ms per cycle (argv: side, cycles, directory).
 LAYER_CHILD = """
@@ -83,8 +82,9 @@ def layer_times(
     """Best ms / cycle inside each side's session layer on disk, and elsai's floor there.
 
     Each repeat starts on a settled disk (`settle_disk`; `settle=False` for smoke tests); the
-    write order alone takes its turn among the sides' runs, best of the repeats like them. The runs' files on disk go into
-    `under` when given (its owner deletes them), else into a directory deleted at the end.
+    write order alone takes its turn among the sides' runs, best of the repeats like them.
+    The runs' files on disk go into `under` when given (its owner deletes them), else into a
+    directory deleted at the end.
     """
     tmpfs = os.path.isdir(TMPFS)
     variants = [v for v in VARIANTS if tmpfs or not v[2]]
@@ -106,7 +106,9 @@ def layer_times(
     out: dict[str, Any] = {"samples": samples, "best": best, "settle_s": waited,
                            "ratio": best["elsai"] / best["strands"]}  # fmt: skip
     if tmpfs:
-        floor = best["elsai tmpfs"] - best["write order tmpfs"] + best["write order disk"]
+        floor = write_order.floor(
+            best["elsai tmpfs"], best["write order tmpfs"], best["write order disk"]
+        )
         out.update(floor=floor, floor_ratio=floor / best["strands"], to_floor=best["elsai"] / floor)
     return out
 

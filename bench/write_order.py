@@ -145,6 +145,13 @@ def replay(parent: str, cycles: int, fsync: bool) -> float:
     return (time.perf_counter() - started) / cycles
 
 
+def floor(own_on_tmpfs: float, order_on_tmpfs: float, order_on_disk: float) -> float:
+    """elsai's floor on this disk: its own work (measured on tmpfs, where files cost little)
+    with the write order's cost there swapped for the write order's cost on this disk, i.e.
+    what elsai would take if it added nothing to the file operations its promises need."""
+    return own_on_tmpfs - order_on_tmpfs + order_on_disk
+
+
 def durable_write_cost(parent: str, samples: int = 200) -> float:
     """Median seconds of one durable small-file write alone (temp file + fsync, link,
     directory fsync), in a new directory under `parent` (left for its owner to delete)."""
