@@ -18,6 +18,15 @@ class ModelConfigurationError(ModelError):
     """
 
 
+class ModelAccessDeniedError(ModelError):
+    """The provider refused the credentials or the account access to the model.
+
+    No model access enabled yet, a missing IAM permission, an invalid or unauthorised API key:
+    a person must act, so it is never retried (the serverless runtime fails the job at once).
+    The message says what to do for the provider.
+    """
+
+
 class ModelThrottledError(ModelError):
     """The provider kept throttling after the retry budget was spent."""
 

@@ -6,7 +6,7 @@ providers do in the same form: the settings and their `config`, one client per e
 the retried stream with its attempt that feeds a parser and always closes the SDK stream. The
 helpers below it split a request body into SDK keywords and `extra_body` and read the bytes
 of Converse images and documents. Each provider keeps its own conversion: the request body,
-the parser of its stream and the classification of its errors. Retrying, which Bedrock
+the parser of its stream and the classification of its errors (`classify_error`). Retrying, which Bedrock
 shares too, lives in `elsai.models.retry`.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar, Protocol
 
-from elsai.models.base import Model, ModelEvent, ModelRequest
+from elsai.models.base import DEFAULT_READ_TIMEOUT_S, Model, ModelEvent, ModelRequest
 from elsai.models.retry import RetryPolicy, stream_with_retries
 
 
@@ -132,12 +132,24 @@ class StreamParser(Protocol):
         ...
 
 
+def read_seconds(timeout: Any) -> float | None:
+    """The read timeout of an SDK `timeout` setting: seconds, an httpx `Timeout`, or None."""
+    if isinstance(timeout, bool):
+        return None
+    if isinstance(timeout, int | float):
+        return float(timeout)
+    read = getattr(timeout, "read", None)
+    return float(read) if isinstance(read, int | float) and not isinstance(read, bool) else None
+
+
 class SdkModel(Model):
     """Base of the providers on an optional SDK: settings, clients, the retried stream.
 
     The SDK's own retries are off unless `client_args` sets `max_retries`: the provider
-    retries itself, with jitter and only before anything was yielded. A `client` passed in is
-    used as is. `params` are merged last into the request body by the provider.
+    retries itself, with jitter and only before anything was yielded. The client waits
+    `read_timeout` seconds for the service (connecting: 10) unless `client_args` sets
+    `timeout`. A `client` passed in is used as is. `params` are merged last into the request
+    body by the provider.
     """
 
     PROVIDER: ClassVar[SdkProvider]
@@ -150,18 +162,40 @@ class SdkModel(Model):
         client_args: Mapping[str, Any] | None,
         params: Mapping[str, Any] | None,
         retry: RetryPolicy,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         info = self.PROVIDER
         self._sdk = import_sdk(info.sdk, info.owner, info.sdk)
-        self.model_id = model_id
+        self._model_id = model_id
         self.client_args = dict(client_args or {})
         self.params = dict(params or {})
         self.retry = retry
+        self._read_timeout = float(read_timeout)
+        self._given_client = client
         self._clients = LoopBoundClient(client, self._new_client)
+
+    @property
+    def model_id(self) -> str:
+        """The model name sent with every request."""
+        return self._model_id
+
+    @property
+    def read_timeout(self) -> float | None:
+        """Seconds the client waits for the service.
+
+        A given client's own `timeout`, else `client_args`' `timeout` when it sets one (None
+        when that is no limit), else the `read_timeout` argument.
+        """
+        if self._given_client is not None:
+            return read_seconds(getattr(self._given_client, "timeout", None))
+        if "timeout" in self.client_args:
+            return read_seconds(self.client_args["timeout"])
+        return self._read_timeout
 
     def _new_client(self) -> Any:
         client_class = getattr(self._sdk, self.PROVIDER.client_class)
-        return client_class(**{"max_retries": 0, **self.client_args})
+        timeout = self._sdk.Timeout(self._read_timeout, connect=10.0)
+        return client_class(**{"max_retries": 0, "timeout": timeout, **self.client_args})
 
     @property
     def client(self) -> Any:
@@ -190,10 +224,6 @@ class SdkModel(Model):
         """The JSON body of the API call for `request`."""
 
     @abc.abstractmethod
-    def _classify(self, exc: BaseException) -> str:
-        """One of "throttled", "transient", "overflow", "other"."""
-
-    @abc.abstractmethod
     def _endpoint(self) -> Callable[..., Any]:
         """The SDK method that sends one request (e.g. `client.messages.create`)."""
 
@@ -209,9 +239,7 @@ class SdkModel(Model):
         """Stream one model call as elsai events, retrying throttling and transient faults."""
         body = self.build_request(request)
         once = self._attempt()
-        events = stream_with_retries(
-            lambda: once(body), self.retry, self._classify, self.PROVIDER.label
-        )
+        events = stream_with_retries(lambda: once(body), self.retry, self, self.PROVIDER.label)
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
         async with aclosing(events):
             async for event in events:

@@ -3,7 +3,8 @@
 elsai speaks Converse-shaped messages; this provider translates them into Messages API
 content blocks, turns the raw server-sent events back into elsai events, and maps Anthropic's
 errors onto `elsai.errors` (429 and 529 "overloaded" are retried, then become
-`ModelThrottledError`; "prompt is too long" becomes `ContextWindowOverflowError`).
+`ModelThrottledError`; "prompt is too long" becomes `ContextWindowOverflowError`; a refused
+key, 401 or 403, becomes `ModelAccessDeniedError` at once).
 
 The SDK is an optional extra (`pip install "elsai[anthropic]"`), imported when the model is
 constructed, never by `import elsai`.
@@ -22,7 +23,9 @@ from elsai.models._anthropic_request import (
 )
 from elsai.models._sdk import SdkModel, SdkProvider
 from elsai.models.base import (
+    DEFAULT_READ_TIMEOUT_S,
     BlockStop,
+    ModelErrorKind,
     ModelEvent,
     ModelRequest,
     ModelStop,
@@ -58,6 +61,12 @@ _OVERFLOW_HINTS = (
     "context window",
     "too many input tokens",
 )
+_ACCESS_HELP = (
+    "Anthropic refused the API key for this model (401: the key is invalid or revoked; 403: "
+    "its workspace or organisation may not use the model). Check the key the model is built "
+    "with (ANTHROPIC_API_KEY or client_args['api_key']; deployed, the function's environment "
+    "or secret) and the workspace's model access in the Anthropic Console."
+)
 
 
 class AnthropicModel(SdkModel):
@@ -68,6 +77,7 @@ class AnthropicModel(SdkModel):
     itself, with jitter and only before anything was yielded. A `client` you pass is used as is
     (its retries then stack with ours). `params` are merged last into the request body
     (e.g. `{"thinking": {"type": "enabled", "budget_tokens": 2048}, "top_k": 5}`).
+    `read_timeout`: seconds to wait for the service, unless `client_args` sets `timeout`.
     """
 
     PROVIDER = SdkProvider(
@@ -86,10 +96,16 @@ class AnthropicModel(SdkModel):
         max_retries: int = 6,
         initial_backoff: float = 1.0,
         max_backoff: float = 30.0,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
         super().__init__(
-            model_id, client=client, client_args=client_args, params=params, retry=retry
+            model_id,
+            client=client,
+            client_args=client_args,
+            params=params,
+            retry=retry,
+            read_timeout=read_timeout,
         )
         self.max_tokens = max_tokens
         self.temperature = temperature
@@ -122,8 +138,13 @@ class AnthropicModel(SdkModel):
     def _new_parser(self) -> _StreamParser:
         return _StreamParser()
 
-    def _classify(self, exc: BaseException) -> str:
-        """One of "throttled", "transient", "overflow", "other"."""
+    @property
+    def access_help(self) -> str:
+        """Where a refused Anthropic key is fixed."""
+        return _ACCESS_HELP
+
+    def classify_error(self, exc: BaseException) -> ModelErrorKind:
+        """Anthropic's status codes and error types (see `ModelErrorKind`)."""
         sdk = self._sdk
         if isinstance(exc, sdk.APIStatusError) or (
             isinstance(exc, sdk.APIError) and isinstance(getattr(exc, "body", None), dict)
@@ -134,6 +155,8 @@ class AnthropicModel(SdkModel):
             error = error if isinstance(error, dict) else {}
             kind = str(error.get("type", ""))
             message = f"{exc} {error.get('message', '')}".lower()
+            if status in (401, 403) or kind in ("authentication_error", "permission_error"):
+                return "access_denied"
             if status in (429, 529) or kind in ("rate_limit_error", "overloaded_error"):
                 return "throttled"
             if (status is not None and status >= 500) or kind == "api_error":
@@ -145,7 +168,7 @@ class AnthropicModel(SdkModel):
             return "other"
         if isinstance(exc, sdk.APIConnectionError):
             return "transient"  # includes timeouts
-        return "other"
+        return super().classify_error(exc)
 
 
 class _StreamParser:

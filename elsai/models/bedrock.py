@@ -22,9 +22,10 @@ from botocore.config import Config
 
 from elsai.errors import ModelConfigurationError
 from elsai.models._bedrock_convert import StreamParser, clean_message, response_events
-from elsai.models.base import Model, ModelEvent, ModelRequest
+from elsai.models.base import DEFAULT_READ_TIMEOUT_S as DEFAULT_READ_TIMEOUT_S  # re-exported
+from elsai.models.base import Model, ModelErrorKind, ModelEvent, ModelRequest
+from elsai.models.bedrock_setup import ACCESS_STEPS, no_credentials_message, resolve_region
 from elsai.models.bedrock_setup import DEFAULT_REGION as DEFAULT_REGION  # re-exported
-from elsai.models.bedrock_setup import no_credentials_message, resolve_region
 from elsai.models.retry import RetryPolicy, Sleep, stream_with_retries
 
 if TYPE_CHECKING:
@@ -33,10 +34,10 @@ if TYPE_CHECKING:
 DEFAULT_MODEL_ID = "us.anthropic.claude-sonnet-4-6"
 """Claude Sonnet 4.6 through the US cross-Region inference profile (callable from us-west-2)."""
 
-# DEFAULT_REGION (us-west-2, the spec's default) lives in bedrock_setup with the region rule.
-#: Long replies need a generous read timeout; the serverless stop margin is sized from it.
-DEFAULT_READ_TIMEOUT_S = 120.0
+# DEFAULT_REGION (us-west-2, the spec's default) lives in bedrock_setup with the region rule;
+# DEFAULT_READ_TIMEOUT_S, shared by the network providers, in elsai.models.base.
 
+_ACCESS_DENIED = {"accessdeniedexception"}
 _THROTTLING = {"throttlingexception"}
 _TRANSIENT = {
     "serviceunavailableexception",
@@ -108,7 +109,7 @@ class BedrockModel(Model):
         max_backoff: float = 30.0,
         read_timeout: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
-        self.model_id = model_id
+        self._model_id = model_id
         self._read_timeout = float(read_timeout)
         self.region_name = region_name or resolve_region(boto_session)
         self.max_tokens = max_tokens
@@ -130,6 +131,16 @@ class BedrockModel(Model):
         if session.get_credentials() is None:
             raise ModelConfigurationError(no_credentials_message(self.model_id, self.region_name))
         self._credentials_checked = True
+
+    @property
+    def model_id(self) -> str:
+        """The modelId of every request: a model id, an inference profile id or an ARN."""
+        return self._model_id
+
+    @property
+    def access_help(self) -> str:
+        """How an account gets access to a Bedrock model (first use, IAM)."""
+        return ACCESS_STEPS
 
     @property
     def read_timeout(self) -> float:
@@ -224,7 +235,7 @@ class BedrockModel(Model):
             await asyncio.to_thread(self._check_credentials)
         once = self._stream_once if self.streaming else self._converse_once
         # `aclosing`: a consumer that stops early closes the provider stream there and then.
-        events = stream_with_retries(lambda: once(params), self.retry, _classify, "Bedrock")
+        events = stream_with_retries(lambda: once(params), self.retry, self, "Bedrock")
         async with aclosing(events):
             async for event in events:
                 yield event
@@ -253,20 +264,21 @@ class BedrockModel(Model):
         for event in response_events(cast(Mapping[str, Any], response)):
             yield event
 
-
-def _classify(exc: BaseException) -> str:
-    """One of "throttled", "transient", "overflow", "other"."""
-    if isinstance(exc, boto_errors.ClientError):
-        error = exc.response.get("Error", {})
-        code = str(error.get("Code", "")).lower()
-        message = str(error.get("Message", "")).lower()
-        if code in _THROTTLING:
-            return "throttled"
-        if code in _TRANSIENT:
+    def classify_error(self, exc: BaseException) -> ModelErrorKind:
+        """Bedrock's error codes and botocore's connection errors (see `ModelErrorKind`)."""
+        if isinstance(exc, boto_errors.ClientError):
+            error = exc.response.get("Error", {})
+            code = str(error.get("Code", "")).lower()
+            message = str(error.get("Message", "")).lower()
+            if code in _ACCESS_DENIED:
+                return "access_denied"
+            if code in _THROTTLING:
+                return "throttled"
+            if code in _TRANSIENT:
+                return "transient"
+            if code == "validationexception" and any(hint in message for hint in _OVERFLOW_HINTS):
+                return "overflow"
+            return "other"
+        if isinstance(exc, boto_errors.ConnectionError | boto_errors.HTTPClientError):
             return "transient"
-        if code == "validationexception" and any(hint in message for hint in _OVERFLOW_HINTS):
-            return "overflow"
-        return "other"
-    if isinstance(exc, boto_errors.ConnectionError | boto_errors.HTTPClientError):
-        return "transient"
-    return "other"
+        return super().classify_error(exc)

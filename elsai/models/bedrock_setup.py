@@ -1,7 +1,8 @@
 """Bedrock set-up rules shared by BedrockModel and `elsai local run --model bedrock`.
 
-One region rule everywhere, and a missing-credentials message that says what to do, so a
-new user's first `Agent()("hello")` fails in one clear line instead of a deep traceback.
+One region rule everywhere, a missing-credentials message that says what to do, so a new
+user's first `Agent()("hello")` fails in one clear line instead of a deep traceback, and the
+steps that give an account access to a model (a refused call's `ModelAccessDeniedError`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ if TYPE_CHECKING:
     import boto3
 
 DEFAULT_REGION = "us-west-2"
+
+ACCESS_STEPS = (
+    "An administrator must enable this model for the account once: in the Bedrock console open "
+    "the model catalog, pick the model and request/submit access (for Anthropic models the "
+    "first-use form with the use case details); Bedrock then subscribes the account through "
+    "AWS Marketplace, which needs aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions "
+    "for whoever does it the first time. If the message names an IAM action instead, the role "
+    "the model runs with lacks bedrock:InvokeModel* on this model's ARN (deployed: the agent "
+    "role, granted for modelId in cdk.json). See docs/deploying.md, 'Bedrock first use'."
+)
 
 
 def resolve_region(boto_session: boto3.Session | None = None) -> str:

@@ -3,7 +3,8 @@
 `client_args={"base_url": "http://localhost:11434/v1", "api_key": "x"}` reaches Ollama, vLLM,
 llama.cpp and other OpenAI-compatible servers. The provider translates Converse-shaped
 messages into chat messages (tool results become `role: "tool"` messages), folds the streamed
-chunks back into elsai events, and maps errors onto `elsai.errors`.
+chunks back into elsai events, and maps errors onto `elsai.errors` (a 429 is retried, then
+becomes `ModelThrottledError`; a refused key, 401 or 403, becomes `ModelAccessDeniedError` at once).
 
 Some compatible servers bend the protocol; the parser tolerates the common cases: a tool call
 without an id gets one, several calls reported under one index are kept apart by id, and
@@ -25,7 +26,9 @@ from typing import Any
 from elsai.models._openai_request import convert_messages, convert_tool, convert_tool_choice
 from elsai.models._sdk import SdkModel, SdkProvider, elapsed_ms
 from elsai.models.base import (
+    DEFAULT_READ_TIMEOUT_S,
     BlockStop,
+    ModelErrorKind,
     ModelEvent,
     ModelRequest,
     ModelStop,
@@ -58,6 +61,14 @@ _OVERFLOW_HINTS = (
     "too many tokens",
 )
 
+_ACCESS_HELP = (
+    "The server refused the API key for this model (401: the key is invalid or revoked; 403: "
+    "its project or organisation may not use the model, or not from this region). Check the "
+    "key the model is built with (OPENAI_API_KEY or client_args['api_key']; deployed, the "
+    "function's environment or secret) and, on OpenAI, the project's model access (Settings, "
+    "Limits); a compatible server: its own key settings."
+)
+
 # Content block layout of the assembled message: reasoning first, then text, then tool calls.
 _REASONING_INDEX = 0
 _TEXT_INDEX = 1
@@ -76,7 +87,8 @@ class OpenAIModel(SdkModel):
     before anything was yielded. A `client` you pass is used as is. `params` are merged last
     into the request body (e.g. `{"max_completion_tokens": 1024, "temperature": 0}`).
     `streaming=False` asks for whole completions: for servers that report usage only then
-    (llama.cpp's ignores `stream_options.include_usage`).
+    (llama.cpp's ignores `stream_options.include_usage`). `read_timeout`: seconds to wait for
+    the server (a whole completion when not streaming), unless `client_args` sets `timeout`.
     """
 
     PROVIDER = SdkProvider(
@@ -94,10 +106,16 @@ class OpenAIModel(SdkModel):
         initial_backoff: float = 1.0,
         max_backoff: float = 30.0,
         streaming: bool = True,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
         super().__init__(
-            model_id, client=client, client_args=client_args, params=params, retry=retry
+            model_id,
+            client=client,
+            client_args=client_args,
+            params=params,
+            retry=retry,
+            read_timeout=read_timeout,
         )
         self.streaming = streaming
 
@@ -145,17 +163,24 @@ class OpenAIModel(SdkModel):
         for event in parser.finish(latency_ms=elapsed_ms(started)):
             yield event
 
-    def _classify(self, exc: BaseException) -> str:
-        """One of "throttled", "transient", "overflow", "other"."""
+    @property
+    def access_help(self) -> str:
+        """Where a refused OpenAI (or compatible server's) key is fixed."""
+        return _ACCESS_HELP
+
+    def classify_error(self, exc: BaseException) -> ModelErrorKind:
+        """The SDK's status codes and error codes (see `ModelErrorKind`)."""
         sdk = self._sdk
         if isinstance(exc, sdk.APIConnectionError):
             return "transient"  # includes timeouts
         if not isinstance(exc, sdk.APIError):
-            return "other"
+            return super().classify_error(exc)
         status = getattr(exc, "status_code", None)
         code = str(getattr(exc, "code", None) or "")
         kind = str(getattr(exc, "type", None) or "")
         message = str(getattr(exc, "message", exc)).lower()
+        if status in (401, 403):
+            return "access_denied"
         if code in _OVERFLOW_CODES or kind in _OVERFLOW_CODES:
             return "overflow"
         if status == 429 or code == "rate_limit_exceeded":

@@ -1,9 +1,9 @@
 """Retrying a model stream: the policy every provider shares.
 
 Throttled and transient failures are retried with capped, fully jittered exponential backoff,
-and only while nothing was yielded, so a caller never sees part of a reply twice. Each
-provider brings its own `classify` (which failures are worth retrying) and its name, which
-words the `elsai.errors` exception a failure becomes. No SDK is imported here.
+and only while nothing was yielded, so a caller never sees part of a reply twice. What a failure
+means is the model's own `classify_error` (see `ModelErrorKind`); the provider's name words the
+`elsai.errors` exception a failure becomes. No SDK is imported here.
 """
 
 from __future__ import annotations
@@ -14,15 +14,20 @@ import random
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, field
 
-from elsai.errors import ContextWindowOverflowError, ElsaiError, ModelError, ModelThrottledError
-from elsai.models.base import ModelEvent
+from elsai.errors import (
+    ContextWindowOverflowError,
+    ElsaiError,
+    ModelAccessDeniedError,
+    ModelError,
+    ModelThrottledError,
+)
+from elsai.models.base import Model, ModelErrorKind, ModelEvent
 
 Sleep = Callable[[float], Awaitable[None]]
-Classify = Callable[[BaseException], str]
-"""One of "throttled", "transient", "overflow", "other"; the first two are retried."""
 
 logger = logging.getLogger("elsai.models")
-_RETRYABLE = ("throttled", "transient")
+#: The kinds worth another attempt.
+RETRYABLE: frozenset[ModelErrorKind] = frozenset({"throttled", "transient"})
 
 
 @dataclass
@@ -44,17 +49,23 @@ class RetryPolicy:
         return self.rng.uniform(0.0, cap)
 
 
-def model_error(exc: Exception, kind: str, provider: str, midway: bool = False) -> ModelError:
-    """The `elsai.errors` exception a failure of `kind` (see `Classify`) becomes.
+def model_error(
+    exc: Exception, kind: ModelErrorKind, model: Model, provider: str, midway: bool = False
+) -> ModelError:
+    """The `elsai.errors` exception a failure of `kind` becomes.
 
     `midway`: part of the reply had been yielded, which is why a retryable failure was not
     retried; the message says so, since "connection error" alone reads like a setup problem.
     """
+    if kind == "access_denied":
+        return ModelAccessDeniedError(
+            f"{provider} refused access to model {model.model_id!r}: {exc} -- {model.access_help}"
+        )
     if kind == "throttled":
         return ModelThrottledError(f"{provider} kept throttling: {exc}")
     if kind == "overflow":
         return ContextWindowOverflowError(f"{provider} input exceeds the context window: {exc}")
-    if midway and kind in _RETRYABLE:
+    if midway and kind in RETRYABLE:
         return ModelError(
             f"{provider} call failed mid-reply: {exc} (not retried: part of the reply had "
             "already arrived)"
@@ -65,14 +76,14 @@ def model_error(exc: Exception, kind: str, provider: str, midway: bool = False) 
 async def stream_with_retries(
     attempt: Callable[[], AsyncGenerator[ModelEvent, None]],
     policy: RetryPolicy,
-    classify: Classify,
+    model: Model,
     provider: str,
 ) -> AsyncGenerator[ModelEvent, None]:
-    """Yield the events of `attempt()`, retrying throttled and transient failures.
+    """Yield the events of `attempt()`, retrying what `model.classify_error` calls retryable.
 
     A retry happens only before the first event was yielded; after that the consumer has seen
-    part of a reply, so `model_error(exc, kind, provider)` is raised instead. `ElsaiError`s
-    pass through untouched.
+    part of a reply, so `model_error(...)` is raised instead. `ElsaiError`s pass through
+    untouched.
     """
     tries, failure = 0, ""
     while True:
@@ -89,11 +100,11 @@ async def stream_with_retries(
                 except ElsaiError:
                     raise
                 except Exception as exc:
-                    kind = classify(exc)
-                    if kind in _RETRYABLE and not yielded and tries < policy.max_retries:
+                    kind = model.classify_error(exc)
+                    if kind in RETRYABLE and not yielded and tries < policy.max_retries:
                         failure = f"{kind}: {type(exc).__name__}: {exc}"
                         break
-                    raise model_error(exc, kind, provider, midway=yielded) from exc
+                    raise model_error(exc, kind, model, provider, midway=yielded) from exc
                 yielded = True
                 yield event
         finally:

@@ -70,7 +70,10 @@ class ScriptedModel(Model):
     Every request is recorded in `requests`: by default as a summary (message count, last
     message), cheap at any length; `record="full"` (or `True`) keeps deep copies of whole
     conversations, which grows quadratically over a long full-history script; `record=False`
-    keeps nothing.
+    keeps nothing. `model_id` names the model in a serverless job's build fingerprint (a test
+    changes it to play a changed model). A scripted model never waits for a service, so it
+    declares no `read_timeout`; an exception item is classified as the base class does, so
+    scripting `ModelAccessDeniedError(...)` or `ModelThrottledError(...)` plays that failure.
     """
 
     def __init__(
@@ -79,7 +82,9 @@ class ScriptedModel(Model):
         *,
         chunk_size: int = 8,
         record: Recording = "summary",
+        model_id: str = "scripted",
     ) -> None:
+        self._model_id = model_id
         self._responses = list(responses)
         self._next = 0
         self._chunk = max(1, chunk_size)
@@ -87,6 +92,11 @@ class ScriptedModel(Model):
             raise ValueError(f'record must be "summary", "full", True or False, got {record!r}')
         self._record: Recording = "full" if record is True else record
         self.requests: list[RecordedRequest] = []
+
+    @property
+    def model_id(self) -> str:
+        """The name the fingerprint records (`"scripted"` unless given)."""
+        return self._model_id
 
     @property
     def calls(self) -> int:
@@ -101,7 +111,11 @@ class ScriptedModel(Model):
     @property
     def config(self) -> dict[str, Any]:
         """The settings that identify this model, for logs and traces."""
-        return {"provider": "scripted", "responses": len(self._responses)}
+        return {
+            "provider": "scripted",
+            "model_id": self._model_id,
+            "responses": len(self._responses),
+        }
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next scripted response as the events a real provider would emit."""

@@ -6,8 +6,8 @@ the longer of the two plus the writes that follow:
 
     stop margin = max(model call, tool timeout) + safety
 
-"Model call" is the model's read timeout (BedrockModel: 120 s), the longest a call may wait
-for the service before botocore gives up on it. A slice started with less left than that
+"Model call" is the model's read timeout (`Model.read_timeout`; the network providers'
+default: 120 s), the longest a call may wait for the service before its client gives up. A slice started with less left than that
 would begin a call it cannot finish: the Lambda hits `Sandbox.Timedout` and the retry pays for
 the same call again. "Tool timeout" is the runtime's default per-tool timeout (tools may set
 their own with `@tool(timeout=...)`; keep those at or below it). "Safety" covers the boundary
@@ -32,14 +32,14 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from elsai.hooks.events import BeforeToolCallEvent
 from elsai.hooks.registry import HookProvider, HookRegistry
+from elsai.models.base import DEFAULT_READ_TIMEOUT_S, Model
 from elsai.tools.timeout import validate_timeout, with_default_timeout
 
-#: BedrockModel's default read timeout; used when a model does not declare one.
-DEFAULT_MODEL_READ_TIMEOUT_S = 120.0
+#: The model call budget when a model declares no read timeout: the providers' default.
+DEFAULT_MODEL_READ_TIMEOUT_S = DEFAULT_READ_TIMEOUT_S
 #: Default per-tool timeout on the serverless runtime.
 DEFAULT_TOOL_TIMEOUT_S = 120.0
 #: Time for the boundary writes and the handler's return after the last call.
@@ -146,14 +146,14 @@ class DeadlinePolicy:
             margin_ms=int(margin_raw) if margin_raw else None,
         )
 
-    def model_call_seconds(self, model: Any) -> float:
+    def model_call_seconds(self, model: Model) -> float:
         """The model's own `read_timeout` if it declares one, else `model_read_timeout_s`."""
-        declared = getattr(model, "read_timeout", None)
-        if isinstance(declared, int | float) and not isinstance(declared, bool) and declared > 0:
+        declared = model.read_timeout
+        if declared is not None and math.isfinite(declared) and declared > 0:
             return float(declared)
         return self.model_read_timeout_s
 
-    def stop_margin_ms(self, model: Any) -> int:
+    def stop_margin_ms(self, model: Model) -> int:
         """How much time must be left at a boundary for the slice to go on."""
         if self.margin_ms is not None:
             return self.margin_ms

@@ -4,6 +4,8 @@ The Lambda runtime reports an exception's class name as the Step Functions error
 names appear in the state machine's non-retried list (``elsai.serverless.contract``
 derives it from these classes) and in
 ``GET /jobs/{id}``'s ``error``. Their messages say what a person has to do.
+``ModelAccessDeniedError`` is the model layer's own (``elsai.errors``: the providers raise it),
+named here with the others.
 """
 
 from __future__ import annotations
@@ -12,26 +14,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from elsai.errors import ElsaiError
+from elsai.errors import ElsaiError, ModelAccessDeniedError
 from elsai.interrupt.limits import InterruptPayloadTooLargeError, check_payload
+from elsai.models.base import Model
 
 # Well below Step Functions' 256 KiB state cap: the state also carries ids and counters,
 # and the park step's input repeats the interrupts next to the task token.
 MAX_INTERRUPTS_BYTES = 64 * 1024
-
-MODEL_ACCESS_STEPS = (
-    "An administrator must enable this model for the account once: in the Bedrock console open "
-    "the model catalog, pick the model and request/submit access (for Anthropic models the "
-    "first-use form with the use case details); Bedrock then subscribes the account through "
-    "AWS Marketplace, which needs aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions "
-    "for whoever does it the first time. If the message names an IAM action instead, the agent "
-    "role lacks bedrock:InvokeModel* on this model's ARN (modelId in cdk.json). "
-    "See docs/deploying.md, 'Bedrock first use'."
-)
-
-
-class ModelAccessDeniedError(ElsaiError):
-    """The model refused the account (no model access / Marketplace / IAM): not retried."""
 
 
 class BuildMismatchError(ElsaiError):
@@ -40,13 +29,6 @@ class BuildMismatchError(ElsaiError):
     Retrying runs the same code again; only an explicit upgrade (``POST /jobs/{id}/upgrade``)
     moves a job to other code. The message names what differs.
     """
-
-
-def _client_error_code(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    if not isinstance(response, dict):
-        return ""
-    return str(response.get("Error", {}).get("Code", ""))
 
 
 def _causes(exc: BaseException) -> Iterator[BaseException]:
@@ -58,26 +40,37 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
-def access_denied_cause(exc: BaseException) -> BaseException | None:
-    """The ``AccessDeniedException`` behind ``exc`` (a model call failure), if any."""
+def access_denied(exc: BaseException, model: Model) -> ModelAccessDeniedError | None:
+    """The access refusal behind ``exc`` (a failed model call of ``model``), if it is one.
+
+    Any provider's: the model's own error classifier decides, on ``exc`` and its causes, so a
+    Bedrock AccessDeniedException, an Anthropic or OpenAI 401/403 and a custom model's refusal
+    all end the same way. A ``ModelAccessDeniedError`` the provider raised is returned as is.
+    """
     for cause in _causes(exc):
-        if _client_error_code(cause) == "AccessDeniedException":
+        if isinstance(cause, ModelAccessDeniedError):
             return cause
+        if model.classify_error(cause) == "access_denied":
+            return ModelAccessDeniedError(f"{cause} -- {model.access_help}")
     return None
 
 
 @contextmanager
-def model_access_guard() -> Iterator[None]:
-    """Turn a model's AccessDeniedException into ModelAccessDeniedError with the fix."""
+def model_access_guard(model: Model) -> Iterator[None]:
+    """Turn ``model``'s access refusal into ``ModelAccessDeniedError``, the non-retried job error.
+
+    The Lambda runtime reports the class name of what the handler raises, so the refusal must
+    leave the slice as this class, not wrapped in another.
+    """
     try:
         yield
     except ModelAccessDeniedError:
         raise
     except Exception as exc:
-        denied = access_denied_cause(exc)
+        denied = access_denied(exc, model)
         if denied is None:
             raise
-        raise ModelAccessDeniedError(f"{denied} -- {MODEL_ACCESS_STEPS}") from exc
+        raise denied from exc
 
 
 def checked_interrupts(interrupts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -94,7 +87,7 @@ __all__ = [
     "MAX_INTERRUPTS_BYTES",
     "InterruptPayloadTooLargeError",
     "ModelAccessDeniedError",
-    "access_denied_cause",
+    "access_denied",
     "checked_interrupts",
     "model_access_guard",
 ]

@@ -67,13 +67,11 @@ def fingerprint_of(agent: Agent, agent_function: str | None) -> BuildFingerprint
     """The fingerprint of a built agent running as ``agent_function`` (a qualified ARN)."""
     import elsai
 
-    model = agent.model
-    model_id = getattr(model, "model_id", None) or type(model).__name__
     tools = {s["name"]: _digest(s.get("inputSchema")) for s in agent.tool_registry.specs()}
     return BuildFingerprint(
         elsai_version=elsai.__version__,
         code_version=version_of(agent_function) if agent_function else "",
-        model_id=str(model_id)[:512],
+        model_id=agent.model.model_id[:512],
         system_prompt=_digest(agent.system_prompt),
         tools=tools,
     )

@@ -101,7 +101,7 @@ def run_agent(
     Interrupts too large for the job's state are refused before the agent stores them.
     """
     agent.interrupts.max_pending_bytes = MAX_INTERRUPTS_BYTES
-    with model_access_guard():  # no model access yet: a clear, non-retried job error
+    with model_access_guard(agent.model):  # no model access: a clear, non-retried job error
         result = agent(
             given.prompt,
             invocation_id=given.invocation_id,

@@ -121,8 +121,7 @@ def build_agent(config: AgentConfig) -> Agent:
         return build_graph(config)
     if config.agent_id == "approver":
         tools = {{"same": [refund], "gone": [process_order], "amount": [refund_amount]}}[{refund!r}]
-        model = ScriptedModel([_turn("refund")] * 100, record=False)
-        model.model_id = {model_id!r}
+        model = ScriptedModel([_turn("refund")] * 100, record=False, model_id={model_id!r})
     else:
         tools = [process_order]
         model = ScriptedModel([_turn("process_order")] * 100, record=False)

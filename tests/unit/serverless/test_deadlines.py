@@ -33,7 +33,9 @@ from tests.system.serverless.helpers import assert_valid_conversation
 class ReadTimeoutScriptedModel(ScriptedModel):
     """A scripted model that declares Bedrock's read timeout, as BedrockModel does."""
 
-    read_timeout = 120.0
+    @property
+    def read_timeout(self) -> float:
+        return 120.0
 
 
 class Clock:
