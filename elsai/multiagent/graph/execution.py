@@ -11,7 +11,6 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from elsai.agent.agent import Agent
 from elsai.interrupt.model import interrupt_dict
 from elsai.multiagent.base import (
     NodeResult,
@@ -126,10 +125,8 @@ class GraphExecution:
             invocation_id += f":answer{state.interrupt_rounds.get(name, 0)}"
         else:
             node_input = self._input(sources)
-        if name in graph._initial and count > 0 and isinstance(executor, Agent):
-            messages, agent_state = graph._initial[name]
-            executor.messages[:] = list(messages)
-            executor.state.replace_all(agent_state)
+        if count > 0:
+            graph.reset_node(name)  # a revisit starts afresh (reset_on_revisit)
         timeout, message = self._timeout_for(name)
         return NodeCall(
             name=name,

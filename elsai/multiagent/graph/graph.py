@@ -83,6 +83,19 @@ class Graph(MultiAgentBase):
             if config.reset_on_revisit and isinstance(n.executor, Agent)
         }
 
+    def reset_node(self, name: str) -> None:
+        """Put node `name`'s agent back to its messages and state at build time.
+
+        Only with `reset_on_revisit`: a node that runs again then starts afresh. Nothing
+        happens for other graphs or for nodes that are not agents.
+        """
+        initial = self._initial.get(name)
+        executor = self.nodes[name].executor
+        if initial is not None and isinstance(executor, Agent):
+            messages, agent_state = initial
+            executor.messages[:] = list(messages)
+            executor.state.replace_all(agent_state)
+
     @property
     def entry_points(self) -> list[str]:
         """The nodes a new run starts from."""
@@ -116,13 +129,11 @@ class Graph(MultiAgentBase):
         cursor = store.load(GraphCursor)
         answers: Task | None = None
         if cursor is not None and cursor.completed_call(invocation_id):
-            self.state = self._restore(
-                cursor
-            )  # this exact call already completed: its stored result
+            self.state = self.state_of(cursor)  # this exact call already completed: its result
             return self._result(self.state, time.perf_counter() - started, True)
         resumed = cursor is not None and cursor.continuable
         if cursor is not None and resumed:
-            state = self._restore(cursor)
+            state = self.state_of(cursor)
             if cursor.status == Status.INTERRUPTED or (
                 cursor.interrupted_nodes and has_interrupt_responses(task)
             ):
@@ -192,7 +203,11 @@ class Graph(MultiAgentBase):
             ],  # fmt: skip
         )
 
-    def _restore(self, cursor: GraphCursor) -> GraphState:
+    def state_of(self, cursor: GraphCursor) -> GraphState:
+        """The run state a stored cursor stands for (the inverse of `cursor_of`).
+
+        Raises ValueError when the cursor names nodes this graph does not have.
+        """
         unknown = (set(cursor.next_nodes) | set(cursor.triggers) | set(cursor.node_results)) - set(
             self.nodes
         )

@@ -73,7 +73,7 @@ class GraphSteps(OrchestratorSteps):
 
     def _load(self) -> tuple[GraphCursor | None, GraphState | None]:
         cursor = self.store.load(GraphCursor)
-        return cursor, (self.graph._restore(cursor) if cursor is not None else None)
+        return cursor, (self.graph.state_of(cursor) if cursor is not None else None)
 
     def _execution(self, state: GraphState, answers: Task | None) -> GraphExecution:
         elapsed = elapsed_since(self.store.created_at(state.run_id))
