@@ -5,7 +5,6 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export POWERTOOLS_TRACE_DISABLED := true
 
 UV_VERSION := 0.13.9
-LAMBDA_LOCK := locks/lambda-py312.txt
 DEV_LOCK := locks/dev.txt
 
 .PHONY: setup demo test lint bench synth default-template wheel-check lock lock-lambda lock-dev checkov conformance e2e-real \
@@ -60,11 +59,12 @@ lock: lock-lambda lock-dev
 $(VENV)/bin/uv: | setup
 	$(PY) -m pip install -q uv==$(UV_VERSION)
 
-# The Lambda bundle's lock: resolved for the function's platform, not this machine's.
+# The Lambda bundle's lock: resolved for the function's platform, not this machine's; written where
+# elsai.cdk.lock.LOCK_FILE says (the one place its path is named: the handler package's data file).
 lock-lambda: $(VENV)/bin/uv
 	$(PY) -m elsai.cdk.lock requirements | $(VENV)/bin/uv pip compile - --quiet \
 		--python-platform x86_64-manylinux2014 --python-version 3.12 --only-binary :all: \
-		--generate-hashes --custom-compile-command "make lock" -o $(LAMBDA_LOCK)
+		--generate-hashes --custom-compile-command "make lock" -o "$$($(PY) -m elsai.cdk.lock path)"
 
 # The dev constraints: a fresh, unconstrained dev install, frozen.
 lock-dev:

@@ -3,7 +3,8 @@
 Run by scripts/wheel_check.sh with a fresh venv's interpreter, from a directory outside the
 checkout: ``python wheel_smoke.py WORKDIR``. The agent's process is SIGKILLed inside its tool
 (a child process, so the kill is real), then a new process rebuilds the agent with the same ids
-and it resumes from the stored checkpoint. The `mcp` and `otel` extras must import.
+and it resumes from the stored checkpoint. The `mcp` and `otel` extras must import, and the
+Lambda bundle's lock must be where `elsai.cdk.lock.LOCK_FILE` says.
 """
 
 from __future__ import annotations
@@ -66,9 +67,13 @@ def main(workdir: Path) -> int:
 
     where = Path(elsai.__file__).resolve()
     assert "site-packages" in where.parts, where  # the wheel, not a checkout
+    from elsai.cdk.lock import LOCK_FILE  # what bundling installs and errors point users to
+
+    assert LOCK_FILE.is_file() and "site-packages" in LOCK_FILE.parts, LOCK_FILE
     print(f"elsai {elsai.__version__} on Python {sys.version.split()[0]} from {where.parent}")
     print(f"killed in the tool (exit {first.returncode}), then: {second.stdout.strip()}")
     print("elsai.tools.mcp and elsai.telemetry.otel import")
+    print(f"the Lambda lock ships: {LOCK_FILE}")
     return 0
 
 

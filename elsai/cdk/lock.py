@@ -2,12 +2,14 @@
 
 The requirements come from ``pyproject.toml`` (the SDK's dependencies, the ``lambda`` extra) plus
 what only the handlers import; ``make lock`` resolves them once for the Lambda platform (CPython
-3.12, manylinux2014 x86_64) into ``locks/lambda-py312.txt`` with hashes, and bundling installs
-exactly that file. So two synths of the same commit ship the same bytes, and an upstream release
-changes nothing until someone refreshes the lock.
+3.12, manylinux2014 x86_64) into ``LOCK_FILE`` (``lambdas/lock-py312.txt`` in a checkout, shipped
+in the handler package) with hashes, and bundling installs exactly that file. So two synths of the
+same commit ship the same bytes, and an upstream release changes nothing until someone refreshes
+the lock.
 
-``python -m elsai.cdk.lock requirements`` prints the input for ``uv pip compile``. No CDK import here:
-the lock tooling and its tests stay fast.
+``python -m elsai.cdk.lock requirements`` prints the input for ``uv pip compile``, ``... path`` the
+lock's path (where ``make lock`` writes it). No CDK import here: the lock tooling and its tests
+stay fast.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from elsai.serverless.contract import HANDLERS_PACKAGE
+from elsai.serverless.contract import HANDLERS_PACKAGE, LAMBDA_LOCK_NAME
 
 
 def _handlers_dir() -> Path:
@@ -33,7 +35,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent  # elsai/cdk
 # The handlers are one installed package (source: this repository's lambdas/), found the same
 # way in a checkout's editable install and in a wheel; the bundle's lock ships inside it.
 HANDLERS_DIR = _handlers_dir()
-LOCK_FILE = HANDLERS_DIR / "lock-py312.txt"
+LOCK_FILE = HANDLERS_DIR / LAMBDA_LOCK_NAME
 # The botocore service models kept when the project has no [tool.elsai.lambda-bundle] table;
 # tests/unit/cdk pins this to this repository's pyproject.toml list.
 DEFAULT_BOTOCORE_SERVICES = ("bedrock-runtime", "s3", "stepfunctions", "sts", "xray")
@@ -142,12 +144,15 @@ def unsatisfied(requirements: list[str], pins: dict[str, str]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``requirements``: print the lock's input, one requirement a line (for ``make lock``)."""
-    if argv != ["requirements"]:
-        print("usage: python -m elsai.cdk.lock requirements", file=sys.stderr)
-        return 2
-    print("\n".join(lambda_requirements()))
-    return 0
+    """For ``make lock``: ``requirements`` prints the lock's input, one a line; ``path`` the lock."""
+    if argv == ["requirements"]:
+        print("\n".join(lambda_requirements()))
+        return 0
+    if argv == ["path"]:
+        print(LOCK_FILE)
+        return 0
+    print("usage: python -m elsai.cdk.lock requirements|path", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -41,13 +41,15 @@ def require_s3_conditional_writes() -> str:
 
     missing = missing_put_object_parameters()
     if missing:
+        from elsai.serverless.contract import LAMBDA_LOCK  # only to word the error
+
         where = Path(botocore.__file__).resolve().parent
         raise BotocoreTooOldError(
             f"botocore {botocore.__version__} (loaded from {where}) has no S3 PutObject "
             f"parameter {' or '.join(missing)}: elsai's S3 session storage needs conditional "
             f"writes, which botocore has from {MIN_BOTOCORE}. Ship boto3>={MIN_BOTOCORE} and "
-            f"botocore>={MIN_BOTOCORE} in the function bundle (elsai/cdk/bundling.py installs the "
-            "pinned versions from locks/lambda-py312.txt) instead of relying on the boto3 of "
-            "the Lambda runtime."
+            f"botocore>={MIN_BOTOCORE} in the function bundle (elsai's bundling installs the "
+            f"pinned versions from {LAMBDA_LOCK}; `python -m elsai.cdk.lock path` prints where "
+            "it is) instead of relying on the boto3 of the Lambda runtime."
         )
     return str(botocore.__version__)

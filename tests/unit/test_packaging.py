@@ -6,8 +6,14 @@ so the list is explicit; a sub-package added without its entry would be missing 
 
 from __future__ import annotations
 
+import importlib.resources
+import re
+import subprocess
 import tomllib
 from pathlib import Path
+
+from elsai.cdk.lock import LOCK_FILE
+from elsai.serverless.contract import HANDLERS_PACKAGE, LAMBDA_LOCK, LAMBDA_LOCK_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,5 +34,29 @@ def test_every_package_folder_is_in_the_wheel_and_nothing_else() -> None:
         ROOT / "lambdas", "elsai_lambdas"
     )
     assert listed == folders
-    assert "lock-py312.txt" in tool["package-data"]["elsai_lambdas"]
-    assert (ROOT / "lambdas" / "lock-py312.txt").is_file()
+    assert LAMBDA_LOCK_NAME in tool["package-data"][HANDLERS_PACKAGE]
+
+
+def test_the_lambda_lock_is_where_every_part_says() -> None:
+    assert LOCK_FILE == ROOT / "lambdas" / LAMBDA_LOCK_NAME  # this checkout's editable install
+    assert LOCK_FILE.is_file()
+    assert (importlib.resources.files(HANDLERS_PACKAGE) / LAMBDA_LOCK_NAME).is_file()
+    # `make lock-lambda` writes where LOCK_FILE is, asking elsai.cdk.lock, not naming a path.
+    assert '-o "$$($(PY) -m elsai.cdk.lock path)"' in (ROOT / "Makefile").read_text()
+
+
+def test_no_file_names_a_lambda_lock_that_does_not_exist() -> None:
+    tracked = subprocess.run(
+        ["git", "ls-files", "Makefile", "README.md", "elsai", "lambdas", "docs", "scripts"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    named = re.compile(r"[\w./-]*(?:lock|lambda)-py3\d+\.txt")
+    allowed = {LAMBDA_LOCK_NAME, LAMBDA_LOCK, f"lambdas/{LAMBDA_LOCK_NAME}"}
+    stale = {
+        f"{path}: {name}"
+        for path in tracked
+        if (ROOT / path).suffix in {"", ".py", ".md", ".sh", ".txt", ".toml"}
+        for name in named.findall((ROOT / path).read_text(errors="replace"))
+        if name.strip("./`") not in allowed
+    }
+    assert not stale

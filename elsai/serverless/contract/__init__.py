@@ -34,6 +34,11 @@ from elsai.serverless.limits import MAX_JOB_ID_LENGTH
 
 #: The installed package that holds the Lambda handlers (source: this repository's lambdas/).
 HANDLERS_PACKAGE = "elsai_lambdas"
+#: The hashed lock the Lambda bundle installs, a data file of the handler package: the one name
+#: of it (``elsai.cdk.lock.LOCK_FILE`` is where it is; ``make lock`` rewrites that file).
+LAMBDA_LOCK_NAME = "lock-py312.txt"
+#: The lock as a person finds it in an installed elsai (``lambdas/`` in elsai's repository).
+LAMBDA_LOCK = f"{HANDLERS_PACKAGE}/{LAMBDA_LOCK_NAME}"
 
 #: The cloud-assembly metadata entry DurableAgentService writes (its code paths), which the
 #: local runtime reads to run the same code; never part of the CloudFormation template.

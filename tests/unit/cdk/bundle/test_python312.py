@@ -17,6 +17,7 @@ import boto3
 import pytest
 
 from elsai.cdk.lock import locked_versions
+from elsai.serverless.contract import LAMBDA_LOCK
 from elsai.session.layout import keys
 from tests.unit.cdk.bundle.lambda_run import BELOW_FLOOR, FLOOR, run_agent_handler
 
@@ -116,7 +117,7 @@ def test_botocore_below_the_floor_fails_the_cold_start_clearly(
     assert last.startswith("elsai.serverless.runtime_check.BotocoreTooOldError: "), run.stderr
     assert f"botocore {BELOW_FLOOR} (loaded from {runtime / 'botocore'})" in last
     assert "PutObject parameter IfMatch" in last and f"botocore>={FLOOR}" in last
-    assert "locks/lambda-py312.txt" in last
+    assert LAMBDA_LOCK in last and "python -m elsai.cdk.lock path" in last
     # The init phase failed before any work: nothing was written for the session.
     listed = boto3.client("s3").list_objects_v2(
         Bucket=s3_bucket, Prefix=keys.session_dir(session_id)
