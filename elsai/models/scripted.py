@@ -111,11 +111,7 @@ class ScriptedModel(Model):
     @property
     def config(self) -> dict[str, Any]:
         """The settings that identify this model, for logs and traces."""
-        return {
-            "provider": "scripted",
-            "model_id": self._model_id,
-            "responses": len(self._responses),
-        }
+        return {"provider": "scripted", "responses": len(self._responses)}
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Serve the next scripted response as the events a real provider would emit."""
