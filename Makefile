@@ -7,7 +7,7 @@ export POWERTOOLS_TRACE_DISABLED := true
 UV_VERSION := 0.13.9
 DEV_LOCK := locks/dev.txt
 
-.PHONY: setup demo test lint bench synth default-template wheel-check lock lock-lambda lock-dev checkov conformance e2e-real \
+.PHONY: setup demo test lint bench synth default-template wheel-check dist-check lock lock-lambda lock-dev checkov conformance e2e-real \
 	openapi schemathesis fuzz
 
 # The dev install (the dependency group `dev`, PEP 735) is constrained by the checked-in $(DEV_LOCK): CI gets the versions it was
@@ -46,6 +46,11 @@ default-template: setup
 # The wheel, not the checkout: fresh venvs outside it (scripts/wheel_check.sh says what runs).
 wheel-check: setup
 	bash scripts/wheel_check.sh
+
+# The sdist and the wheel as the package index sees them: twine check, check-wheel-contents, pyroma,
+# in a throwaway venv (also the first step of wheel-check).
+dist-check:
+	bash scripts/dist_check.sh
 
 synth: setup
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH npx cdk synth -q

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# CI proves the wheel, not the checkout: build it from the tracked files, install it into fresh
-# venvs OUTSIDE the checkout (pyenv's 3.11, 3.12, 3.13), run the SDK smoke on each
-# (scripts/wheel_smoke.py), then on 3.11 install [cdk,local] and run examples/hello-service's
-# README from a copy: pytest -q, elsai local run with a kill, elsai jobs serve + jobs start --follow.
+# CI proves the wheel, not the checkout: build it from the tracked files and check the sdist and
+# the wheel as the package index sees them (scripts/dist_check.sh: twine check,
+# check-wheel-contents, pyroma), install it into fresh venvs OUTSIDE the checkout (pyenv's 3.11,
+# 3.12, 3.13), run the SDK smoke on each (scripts/wheel_smoke.py), then on 3.11 install
+# [cdk,local] and run examples/hello-service's README from a copy: pytest -q, elsai local run with
+# a kill, elsai jobs serve + jobs start --follow.
 # Usage: scripts/wheel_check.sh [PYTHON_VERSION...]   (default: 3.11.7 3.12.1 3.13.0)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -20,10 +22,8 @@ quiet_pip() { "$@" 2> >(grep -v "^WARNING: Location 'file://" >&2); }  # the mac
 step() { printf '\n== %s (%ss)\n' "$1" "$SECONDS"; }
 tail_of() { tail -n "${2:-4}" "$1" | sed 's/^/   | /'; }
 
-step "build the wheel from the tracked files"
-mkdir -p "$WORK/src"
-(cd "$ROOT" && git ls-files -z -- pyproject.toml README.md elsai lambdas | xargs -0 cp --parents -t "$WORK/src")
-"$ROOT/.venv/bin/python" -m pip wheel -q --no-deps -w "$WORK/dist" "$WORK/src" >/dev/null
+step "build the sdist and the wheel from the tracked files, check them (scripts/dist_check.sh)"
+bash "$ROOT/scripts/dist_check.sh" "$WORK/dist" 2>&1 | sed 's/^/   | /'
 WHEEL="$(ls "$WORK"/dist/elsai-*.whl)"
 echo "   $(basename "$WHEEL")"
 
