@@ -99,14 +99,8 @@ class AnthropicModel(SdkModel):
         read_timeout: float = DEFAULT_READ_TIMEOUT_S,
     ) -> None:
         retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
-        super().__init__(
-            model_id,
-            client=client,
-            client_args=client_args,
-            params=params,
-            retry=retry,
-            read_timeout=read_timeout,
-        )
+        super().__init__(model_id, client=client, client_args=client_args, params=params,
+                         retry=retry, read_timeout=read_timeout)  # fmt: skip
         self.max_tokens = max_tokens
         self.temperature = temperature
 

@@ -9,10 +9,6 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +26,7 @@ from elsai.serverless.errors import (
 )
 from elsai.session import FileSessionManager
 from elsai.tools import ToolContext
+from tests.unit.serverless.model_service import ModelService
 
 FIRST_USE = (
     "Model use case details have not been submitted for this account. Fill out the "
@@ -37,44 +34,24 @@ FIRST_USE = (
 )
 
 
-class _Denied(BaseHTTPRequestHandler):
-    calls = 0
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        type(self).calls += 1
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        body = json.dumps({"message": FIRST_USE}).encode()
-        self.send_response(403)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("x-amzn-ErrorType", "AccessDeniedException:http://internal.amazon.com/")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
-def bedrock_endpoint(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Denied)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    _Denied.calls = 0
-    try:
-        yield url
-    finally:
-        server.shutdown()
+def bedrock_endpoint(
+    aws_env: None, model_service: ModelService, monkeypatch: pytest.MonkeyPatch
+) -> ModelService:
+    """Bedrock's answer to an account without model access: 403 + ``x-amzn-ErrorType``."""
+    denied = "AccessDeniedException:http://internal.amazon.com/"
+    model_service.answer(403, {"message": FIRST_USE}, {"x-amzn-ErrorType": denied})
+    monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", model_service.url)
+    return model_service
 
 
 def _request(**extra: Any) -> SliceRequest:
     return SliceRequest(job_id="job-1", execution_id="arn:exec:job-1", session_id="s1", **extra)
 
 
-def test_model_access_denied_is_a_clear_job_error(bedrock_endpoint: str, tmp_path: Path) -> None:
+def test_model_access_denied_is_a_clear_job_error(
+    bedrock_endpoint: ModelService, tmp_path: Path
+) -> None:
     def factory(config: AgentConfig) -> Agent:
         return Agent(
             model=BedrockModel("us.anthropic.claude-sonnet-4-6", max_retries=3), config=config
@@ -89,7 +66,7 @@ def test_model_access_denied_is_a_clear_job_error(bedrock_endpoint: str, tmp_pat
     message = str(info.value)
     assert "use case details" in message  # Bedrock's own words
     assert "first-use form" in message and "aws-marketplace:Subscribe" in message  # the fix
-    assert _Denied.calls == 1  # the provider did not retry it either
+    assert bedrock_endpoint.calls == 1  # the provider did not retry it either
     assert type(info.value).__name__ == "ModelAccessDeniedError"  # = the Step Functions error
 
 
