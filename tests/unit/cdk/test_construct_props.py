@@ -197,7 +197,7 @@ def test_import_elsai_does_not_load_cdk() -> None:
 def test_the_wheel_carries_the_sdk_the_handlers_and_the_local_runtime(tmp_path: Path) -> None:
     src = tmp_path / "src"  # a copy: building in the checkout would leave build/ and egg-info
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "LICENSE", "README.md"):  # scripts/dist_check.sh's
         shutil.copy2(ROOT / name, src / name)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in ("elsai", "lambdas"):
@@ -218,6 +218,7 @@ def test_the_wheel_carries_the_sdk_the_handlers_and_the_local_runtime(tmp_path: 
         "elsai/local/default_service.template.json",
     ):  # fmt: skip
         assert expected in names, expected
+    assert [n for n in names if n.endswith(".dist-info/licenses/LICENSE")]
     assert not [n for n in names if n.startswith(("tests/", "infra/", "examples/", "lambdas/"))]
     assert not [n for n in names if "example_" in n or n.endswith("dev.txt")]
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
