@@ -166,7 +166,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
         self._create_resources(template)
         self._patches.enter_context(botocore_names_for_start_execution())  # continuations
         self._original_invoke = LambdaSimpleBackend.__dict__["invoke"]
-        runtime = self
+        run_function = self._invoke  # moto's Lambda invocations go to this runtime's children
 
         def invoke(
             _backend: Any,
@@ -176,7 +176,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             headers: Any,
             response_headers: dict[str, str],
         ) -> bytes:
-            return runtime._invoke(function_name, qualifier, body, response_headers)
+            return run_function(function_name, qualifier, body, response_headers)
 
         LambdaSimpleBackend.invoke = invoke  # type: ignore[method-assign,assignment]
 
