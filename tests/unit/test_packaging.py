@@ -29,4 +29,8 @@ def test_every_package_folder_is_in_the_wheel_and_nothing_else() -> None:
     )
     assert listed == folders
     assert "lock-py312.txt" in tool["package-data"]["elsai_lambdas"]
+    # PEP 561 markers: without them users' type checkers treat both packages as untyped.
+    assert "py.typed" in tool["package-data"]["elsai"]
+    assert "py.typed" in tool["package-data"]["elsai_lambdas"]
+    assert (ROOT / "elsai" / "py.typed").is_file() and (ROOT / "lambdas" / "py.typed").is_file()
     assert (ROOT / "lambdas" / "lock-py312.txt").is_file()
