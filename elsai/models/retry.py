@@ -21,7 +21,7 @@ Sleep = Callable[[float], Awaitable[None]]
 Classify = Callable[[BaseException], str]
 """One of "throttled", "transient", "overflow", "other"; the first two are retried."""
 
-logger = logging.getLogger("elsai.models")
+logger: logging.Logger = logging.getLogger("elsai.models")
 _RETRYABLE = ("throttled", "transient")
 
 
