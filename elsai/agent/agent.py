@@ -22,7 +22,7 @@ from elsai.loop.messages import user_content_from_prompt
 from elsai.loop.persistence import LoopPersistence, NoPersistence
 from elsai.models.base import Model
 from elsai.telemetry.otel import OtelTracing, default_tracing, explicit_tracing
-from elsai.tools.executor import resolve_executor
+from elsai.tools.executor import ToolExecutor, resolve_executor
 from elsai.tools.registry import ToolRegistry
 from elsai.types import (
     AgentResult,
@@ -54,7 +54,7 @@ class Agent:
         *,
         messages: Sequence[Message] | None = None,
     ) -> None:
-        self.config = config or AgentConfig()
+        self.config: AgentConfig = config or AgentConfig()
         self.config.validate()
         if model is None:
             from elsai.models.bedrock import BedrockModel
@@ -64,8 +64,8 @@ class Agent:
             raise TypeError(
                 f"model must be an elsai Model (e.g. BedrockModel, ScriptedModel), got {model!r}"
             )
-        self.model = model
-        self.tool_registry = ToolRegistry(tools)
+        self.model: Model = model
+        self.tool_registry: ToolRegistry = ToolRegistry(tools)
         try:
             check_tool_choice(parse_tool_choice(self.config.tool_choice), self.tool_registry.names)
         except ValueError:
@@ -74,10 +74,10 @@ class Agent:
         # Tool providers the build started (MCP clients) close with the agent, or when it is
         # garbage collected; ones the caller started stay open for the caller.
         self._finalizer = weakref.finalize(self, self.tool_registry.close)
-        self.system_prompt = system_prompt
+        self.system_prompt: str | None = system_prompt
         self.messages: list[Message] = list(messages or [])
-        self.state = AgentState(self.config.state)
-        self.hooks = HookRegistry()
+        self.state: AgentState = AgentState(self.config.state)
+        self.hooks: HookRegistry = HookRegistry()
         for provider in self.config.hooks:
             self.hooks.add_hook(provider)
         self._tracing: OtelTracing | None = explicit_tracing(self.config.hooks)
@@ -87,7 +87,7 @@ class Agent:
             self.conversation_manager: Any = SlidingWindowConversationManager()
         else:
             self.conversation_manager = self.config.conversation_manager
-        self.tool_executor = resolve_executor(self.config.tool_executor)
+        self.tool_executor: ToolExecutor = resolve_executor(self.config.tool_executor)
         self._lock = threading.Lock()
         self._interrupts = InterruptState()
         self._persistence: LoopPersistence = NoPersistence()

@@ -92,14 +92,14 @@ class AgentFunction(Construct):
         self.version: lambda_.Version = self.function.current_version
         self.version.apply_removal_policy(cdk.RemovalPolicy.RETAIN)  # never deleted on update
         if config.snap_start:  # the same version, behind the stable "live" alias
-            self.live_alias = snap_start_alias(self, self.function)
+            self.live_alias: lambda_.Alias = snap_start_alias(self, self.function)
         # Read + put only: nothing in a slice deletes, and s3:DeleteObjectVersion would
         # let a bug undo the bucket's versioning safeguard. With tenant isolation the slice
         # reaches S3 only through the per-job tenant role (elsai/cdk/tenancy.py).
         for prefix in () if config.tenant_isolation else AGENT_PREFIXES:
             bucket.grant_read(self.function, prefix)
             bucket.grant_put(self.function, prefix)
-        self.model_arns = bedrock_resource_arns(config.model_id, cdk.Stack.of(self))
+        self.model_arns: list[str] = bedrock_resource_arns(config.model_id, cdk.Stack.of(self))
         iam.Grant.add_to_principal(
             grantee=self.function,
             actions=list(BEDROCK_INVOKE_ACTIONS),

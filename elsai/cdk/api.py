@@ -130,12 +130,12 @@ class JobsApi(Construct):
         )
         self.function = self._fn.function
         self.role = self._fn.role
-        self.execution_arns = execution_arn_pattern(stack, state_machine_name)
+        self.execution_arns: str = execution_arn_pattern(stack, state_machine_name)
         self._isolated = config.tenant_isolation
         self._grant(bucket, state_machine)
         if config.tenant_isolation:  # owner checks on, owners/* instead of the bucket root
             isolate_api(self.function, bucket, config)
-        self.api = self._rest_api(config)
+        self.api: apigw.RestApi = self._rest_api(config)
         self._routes()
 
     def _grant(self, bucket: s3.IBucket, state_machine: sfn.IStateMachine) -> None:

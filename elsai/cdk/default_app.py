@@ -59,6 +59,6 @@ def render(template: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":  # python -m elsai.cdk.default_app [PATH]
-    target = Path(sys.argv[1]) if len(sys.argv) > 1 else TARGET
+    target: Path = Path(sys.argv[1]) if len(sys.argv) > 1 else TARGET
     target.write_text(render(default_template()))
     print(f"wrote {target}")

@@ -106,7 +106,7 @@ class MultiAgentStates(Construct):
         self._config = config
         self._machine_name, self._job_failed = state_machine_name, job_failed
         self._retries = Retries(config)
-        self.step_failed = task_failed(
+        self.step_failed: sfn.Fail = task_failed(
             self,
             "MultiAgentStepFailed",
             "Plan / Fold / the wait failed after its retries; Error/Cause are its own.",

@@ -68,12 +68,12 @@ class DurableAgentService(Construct):
         output_prefix: str = "",
     ) -> None:
         super().__init__(scope, construct_id)
-        self.config = resolve_config(self, config, factory, model_id)
-        self.code = code_paths(code)
+        self.config: ElsaiConfig = resolve_config(self, config, factory, model_id)
+        self.code: tuple[Path, ...] = code_paths(code)
         asset = self._asset(check_factory, botocore_services, lock)
         stack = cdk.Stack.of(self)
 
-        self.storage = SessionsBucket(
+        self.storage: SessionsBucket = SessionsBucket(
             self,
             "Sessions",
             # A parked token is useless once the interrupt wait is over; a day of slack.
@@ -81,12 +81,12 @@ class DurableAgentService(Construct):
             noncurrent_version_days=self.config.noncurrent_version_days,
             access_log_retention_days=self.config.access_log_retention_days,
         )
-        self.agent = AgentFunction(
+        self.agent: AgentFunction = AgentFunction(
             self, "Agent", code=asset, bucket=self.storage.bucket, config=self.config
         )
         # A fixed name lets IAM name the executions (execution:<name>:*) without tokens.
         name = state_machine_name(stack, construct_id)
-        self.jobs = AgentStateMachine(
+        self.jobs: AgentStateMachine = AgentStateMachine(
             self,
             "Jobs",
             agent_function=self.agent.function,
@@ -94,7 +94,7 @@ class DurableAgentService(Construct):
             config=self.config,
             state_machine_name=name,
         )
-        self.api = JobsApi(
+        self.api: JobsApi = JobsApi(
             self,
             "Api",
             code=asset,
@@ -110,7 +110,9 @@ class DurableAgentService(Construct):
         self.api_url: str = self.api.api.url
         self.agent_function: lambda_.Function = self.agent.function
         self.api_function: lambda_.Function = self.api.function
-        self.sweeper_function = self.sweeper.function if self.sweeper else None
+        self.sweeper_function: lambda_.Function | None = (
+            self.sweeper.function if self.sweeper else None
+        )
         acknowledge_findings(self)
         add_outputs(self, output_prefix)
         # For the local runtime (elsai.local): which code the bundle gets. Assembly metadata,

@@ -103,7 +103,7 @@ class AgentStateMachine(Construct):
 
     def _fail_states(self) -> None:
         config = self._config
-        self.job_failed = task_failed(
+        self.job_failed: sfn.Fail = task_failed(
             self, "JobFailed", "A task failed after its retries; Error/Cause are the task's own."
         )
         # States.Timeout gets static Fail states: the ASL spec reserves the "States."
@@ -129,7 +129,7 @@ class AgentStateMachine(Construct):
                 "RunSlice returned a status other than completed/continue/interrupted."
             ),
         }
-        self.fails = {
+        self.fails: dict[str, sfn.Fail] = {
             name: sfn.Fail(self, name, error=name, cause=cause) for name, cause in fixed.items()
         }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 from datetime import datetime
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -23,7 +23,7 @@ class CheckpointException(ElsaiError):
 class Checkpoint(BaseModel):
     """A thin bookmark: where the agent last completed a loop boundary. No message content."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True)
 
     position: Position
     cycle_index: int = Field(ge=0)

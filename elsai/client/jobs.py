@@ -34,8 +34,9 @@ class ApiError(Exception):
     def __init__(self, status: int, body: Any) -> None:
         """Keep the status and the API's own message."""
         message = body.get("error") if isinstance(body, dict) else None
-        self.status, self.body = status, body
-        self.message = str(message or body)
+        self.status: int = status
+        self.body: Any = body
+        self.message: str = str(message or body)
         super().__init__(f"HTTP {status}: {self.message}")
 
 

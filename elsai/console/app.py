@@ -18,7 +18,11 @@ from elsai.console.html import error_box, esc, live_div, live_parts, page
 from elsai.console.sources import Sources
 from elsai.errors import ElsaiError
 
-_STATIC = {"console.css": "text/css; charset=utf-8", "console.js": "text/javascript; charset=utf-8"}
+_STATIC = {
+    "console.css": "text/css; charset=utf-8",
+    "console.js": "text/javascript; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
 HTML = "text/html; charset=utf-8"
 
 
@@ -72,6 +76,8 @@ class ConsoleApp:
         if not parts:
             target = "/sessions" if store is not None else "/jobs"
             return Response(303, headers={"Location": target})
+        if parts == ["favicon.ico"]:  # where a browser looks for an icon a page does not name
+            parts = ["static", "favicon.svg"]
         if parts[0] == "static" and len(parts) == 2 and parts[1] in _STATIC:
             data = resources.files("elsai.console").joinpath("static", parts[1]).read_bytes()
             return Response(

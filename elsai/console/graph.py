@@ -113,7 +113,8 @@ def graph_section(
     return (
         f'<section class="graph" aria-labelledby="graph-h"><h2 id="graph-h">{kind} run '
         f"{badge(cursor.get('status'))}</h2>"
-        f'<svg role="img" aria-label="{kind} nodes and their states" width="{width}" '
+        # A group, not an image: an image's parts are hidden, and these are links.
+        f'<svg role="group" aria-label="{kind} nodes and their states" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}">'
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
         'markerHeight="7" orient="auto"><path d="M0,0L10,5L0,10z"/></marker></defs>'
@@ -129,9 +130,10 @@ def _edge(a: tuple[int, int], b: tuple[int, int]) -> str:
 def _box(link: str, name: str, state: str, at: tuple[int, int]) -> str:
     css = state.replace(" ", "_")
     label = name if len(name) <= 18 else name[:17] + "…"
+    # Named by its <title> (the whole name and the state, also the tooltip): an aria-label
+    # would have to repeat the words shown, which are cut for a long name.
     return (
         f'<a href="{link}" class="node n-{esc(css)}" '
-        f'aria-label="node {esc(name)}: {esc(state)}" '
         f'data-node="{esc(name)}" data-state="{esc(state)}">'
         f"<title>{esc(name)}: {esc(state)}</title>"
         f'<rect x="{at[0]}" y="{at[1]}" width="{BOX_W}" height="{BOX_H}" rx="6"/>'

@@ -70,12 +70,13 @@ def table(headers: list[str], rows: list[list[str]], *, caption: str) -> str:
 
 
 def page(title: str, body: str, *, nav: list[tuple[str, str]]) -> str:
-    """A whole page: the stylesheet and the one script from /static, no inline code at all."""
+    """A whole page: its icon, the stylesheet and the one script from /static, no inline code."""
     links = "".join(f'<li><a href="{esc(url)}">{esc(label)}</a></li>' for label, url in nav)
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)} · elsai console</title>"
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
         '<link rel="stylesheet" href="/static/console.css">'
         '<script src="/static/console.js" defer></script></head><body>'
         '<a class="skip" href="#main">Skip to content</a>'

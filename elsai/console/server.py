@@ -38,11 +38,11 @@ class ConsoleServer:
     """`elsai console`'s server: `url` once bound; `serve_forever` or `start` (a thread)."""
 
     def __init__(self, sources: Sources, port: int = 0, token: str | None = None) -> None:
-        self.app = ConsoleApp(sources, token or secrets.token_urlsafe(32))
-        self.httpd = ThreadingHTTPServer((HOST, port), self._handler_class())
+        self.app: ConsoleApp = ConsoleApp(sources, token or secrets.token_urlsafe(32))
+        self.httpd: ThreadingHTTPServer = ThreadingHTTPServer((HOST, port), self._handler_class())
         self.httpd.daemon_threads = True
-        self.port = int(self.httpd.server_address[1])
-        self.allowed_hosts = {f"{HOST}:{self.port}", f"localhost:{self.port}"}
+        self.port: int = int(self.httpd.server_address[1])
+        self._allowed_hosts: set[str] = {f"{HOST}:{self.port}", f"localhost:{self.port}"}
         self._thread: threading.Thread | None = None
 
     @property
@@ -69,7 +69,7 @@ class ConsoleServer:
 
     def respond(self, method: str, target: str, headers: Any, body: bytes | None) -> Response:
         """The answer to one request, after the safety checks."""
-        if headers.get("Host", "") not in self.allowed_hosts:
+        if headers.get("Host", "") not in self._allowed_hosts:
             return Response(
                 421, b"wrong Host header: this console serves only its loopback address"
             )
@@ -79,7 +79,7 @@ class ConsoleServer:
             return self.app.get(parts, dict(parse_qsl(split.query)))
         origin = headers.get("Origin")
         if origin is not None and origin.rstrip("/") not in {
-            f"http://{h}" for h in self.allowed_hosts
+            f"http://{h}" for h in self._allowed_hosts
         }:
             return Response(403, b"cross-origin request refused")
         kind = (headers.get("Content-Type") or "").split(";")[0].strip()

@@ -87,8 +87,9 @@ def _interrupts(agent: AgentSnapshot) -> str:
 def _resume_marker(record: ResumeRecord) -> str:
     who = f", invocation {record.invocation_id}" if record.invocation_id else ""
     return (
-        f'<li class="resume" role="note">resumed from {esc(record.position)} here '
-        f'<span class="small">({esc(record.resumed_at)}, cycle {esc(record.cycle_index)}{esc(who)})</span></li>'
+        # The note is inside the item: a role on the <li> itself would take it out of the list.
+        f'<li class="resume"><div role="note">resumed from {esc(record.position)} here '
+        f'<span class="small">({esc(record.resumed_at)}, cycle {esc(record.cycle_index)}{esc(who)})</span></div></li>'
     )
 
 

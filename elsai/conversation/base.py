@@ -31,8 +31,18 @@ class ConversationManager(abc.ABC):
     """Decides which part of the stored history the model sees (edits `agent.messages`)."""
 
     def __init__(self) -> None:
-        #: Stored messages (from the start of history) no longer in `agent.messages`.
-        self.removed_message_count = 0
+        self._removed_message_count = 0
+
+    @property
+    def removed_message_count(self) -> int:
+        """Stored messages (from the start of history) no longer in `agent.messages`."""
+        return self._removed_message_count
+
+    @removed_message_count.setter
+    def removed_message_count(self, count: int) -> None:
+        # A property, so subclasses that add to it do not redeclare it (type checkers
+        # would see each subclass's own, unannotated attribute).
+        self._removed_message_count = count
 
     @abc.abstractmethod
     def apply_management(self, agent: ConversationView) -> None:

@@ -28,7 +28,8 @@ class LocalApiError(Exception):
 
     def __init__(self, status: int, body: Any) -> None:
         super().__init__(f"HTTP {status}: {body}")
-        self.status, self.body = status, body
+        self.status: int = status
+        self.body: Any = body
 
 
 class JobsApiMixin:

@@ -89,18 +89,18 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
         bedrock_credentials: dict[str, str] | None = None,
         preloaded: bool = True,
     ) -> None:
-        self.project = (project or Path.cwd()).resolve()
+        self.project: Path = (project or Path.cwd()).resolve()
         self.service = service
         self.agent_factory = agent_factory
         self.fast_retries = fast_retries
         self.function_timeout_s = function_timeout_s
         self.safety_margin_ms = safety_margin_ms
         self.faults = faults
-        self.child_env = dict(child_env or {})
+        self.child_env: dict[str, str] = dict(child_env or {})
         self.pythonpath = pythonpath
         self.bedrock_credentials = bedrock_credentials
         self.preloaded = preloaded
-        self.progress = Progress(on_event)
+        self.progress: Progress = Progress(on_event)
         self.invocations: list[InvocationRecord] = []
         self._lock = threading.Lock()
         self._attempts: dict[tuple[str, str, int], int] = {}
@@ -136,7 +136,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
         from moto.server import ThreadedMotoServer
 
         self._workdir = tempfile.TemporaryDirectory(prefix="elsai-local-")
-        self.ledger_path = Path(self._workdir.name) / "tool-ledger.jsonl"
+        self.ledger_path: Path = Path(self._workdir.name) / "tool-ledger.jsonl"
         # No access-log line per request, and no engine traceback per failed state: the
         # runtime reports failures itself (events, GET /jobs).
         for name, level in (
@@ -146,8 +146,8 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             logging.getLogger(name).setLevel(level)
         self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self._server.start()
-        self.port = self._server.get_host_and_port()[1]
-        self.endpoint = f"http://127.0.0.1:{self.port}"
+        self.port: int = self._server.get_host_and_port()[1]
+        self.endpoint: str = f"http://127.0.0.1:{self.port}"
         # moto's config is process-global: save what we change (GET /moto-api/config omits some)
         saved = {k: v for k, v in default_user_config.items() if k in MOTO_CONFIG}
         self._saved_moto_config = copy.deepcopy(saved)
@@ -258,9 +258,12 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
         lam: Any = boto3.client("lambda")
         s3: Any = boto3.client("s3")
         sfn: Any = boto3.client("stepfunctions")
-        self.iam, self.lam, self.s3, self.sfn = iam, lam, s3, sfn
+        self.iam: Any = iam
+        self.lam: Any = lam
+        self.s3: Any = s3
+        self.sfn: Any = sfn
         suffix = uuid.uuid4().hex[:8]  # unique per runtime: moto's state is process-global
-        self.bucket = f"{BUCKET}-{suffix}"
+        self.bucket: str = f"{BUCKET}-{suffix}"
         s3.create_bucket(Bucket=self.bucket)
         self._role = f"elsai-local-{suffix}"
         role = iam.create_role(RoleName=self._role, AssumeRolePolicyDocument="{}")["Role"]["Arn"]
@@ -271,22 +274,22 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             )
         self._functions: list[str] = []
         self.agent_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{AGENT_FUNCTION}"
-        self.definition = self._definition("1")
+        self.definition: dict[str, Any] = self._definition("1")
         _, machine_props = resource(template, "AWS::StepFunctions::StateMachine", "Jobs")
         machine = sfn.create_state_machine(
             name=machine_props.get("StateMachineName", "elsai-jobs"), definition=json.dumps(self.definition),
             roleArn=role, type=machine_props.get("StateMachineType", "STANDARD"),
         )  # fmt: skip
-        self.state_machine_arn = machine["stateMachineArn"]
+        self.state_machine_arn: str = machine["stateMachineArn"]
         # The tenant role (isolation on): moto's STS hands out credentials for the local role,
         # narrowed by the same per-job session policy a deployed slice assumes it with.
         refs = {"SessionsBucket": self.bucket, "JobsStateMachine": self.state_machine_arn,
                 "TenantRole": role, "CurrentVersion": f"{self.agent_arn}:1"}  # fmt: skip
-        self.agent_env = function_environment(template, "AgentFunction", refs)
-        self.api_env = function_environment(template, "ApiFunction", refs)
+        self.agent_env: dict[str, str] = function_environment(template, "AgentFunction", refs)
+        self.api_env: dict[str, str] = function_environment(template, "ApiFunction", refs)
         _, agent_props = resource(template, "AWS::Lambda::Function", "AgentFunction")
-        self.template_timeout_s = float(agent_props.get("Timeout", 900))
-        self.memory_mb = int(agent_props.get("MemorySize", 1024))
+        self.template_timeout_s: float = float(agent_props.get("Timeout", 900))
+        self.memory_mb: int = int(agent_props.get("MemorySize", 1024))
         for name, handler, env in (
             (AGENT_FUNCTION, handler_name("agent"), self.agent_env),
             (API_FUNCTION, handler_name("api"), self.api_env),
@@ -298,7 +301,7 @@ class LocalRuntime(JobsApiMixin, InspectMixin, DeployMixin):
             self._functions.append(name)
         self._setenv({k: v for k, v in self.api_env.items() if k.startswith("ELSAI_")})
         assert self._workdir is not None
-        self.deploys = Deploys(Path(self._workdir.name) / "deploys", AGENT_FUNCTION, lam)
+        self.deploys: Deploys = Deploys(Path(self._workdir.name) / "deploys", AGENT_FUNCTION, lam)
         self.deploy()
 
     # -- the Lambda seam -------------------------------------------------------------------

@@ -40,14 +40,14 @@ class S3FaultProxy:
         if not 0 <= rate <= 1:
             raise ValueError(f"fault rate must be within [0, 1], got {rate}")
         parsed = urllib.parse.urlsplit(upstream)
-        self.upstream = (parsed.hostname or "127.0.0.1", parsed.port or 80)
+        self.upstream: tuple[str, int] = (parsed.hostname or "127.0.0.1", parsed.port or 80)
         self.rate = rate
         self.max_faults = max_faults
         self.counts: Counter[str] = Counter()
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
-        self.endpoint = ""
+        self.endpoint: str = ""
 
     def __enter__(self) -> S3FaultProxy:
         self.start()

@@ -48,11 +48,13 @@ class LocalLambdaContext:
     ) -> None:
         self.function_name = function_name
         self.function_version = "$LATEST"
-        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function_name}"
+        self.invoked_function_arn: str = (
+            f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function_name}"
+        )
         self.memory_limit_in_mb = memory_mb
-        self.aws_request_id = request_id or str(uuid.uuid4())
-        self.log_group_name = f"/aws/lambda/{function_name}"
-        self.log_stream_name = f"local/{self.aws_request_id}"
+        self.aws_request_id: str = request_id or str(uuid.uuid4())
+        self.log_group_name: str = f"/aws/lambda/{function_name}"
+        self.log_stream_name: str = f"local/{self.aws_request_id}"
         self._deadline = time.monotonic() + timeout_ms / 1000
 
     def get_remaining_time_in_millis(self) -> int:

@@ -19,6 +19,7 @@ from elsai.interrupt.model import Interrupt, InterruptError
 from elsai.loop.deps import Invocation, LoopDeps
 from elsai.loop.events import ResultEvent, ResumeEvent, StreamEvent
 from elsai.loop.model_call import MAX_MODEL_RETRIES_BY_HOOK, ModelCaller
+from elsai.loop.persistence import LoopPersistence
 from elsai.loop.phases import Done, Phase, Relay
 from elsai.loop.tool_runner import ToolRunner
 from elsai.loop.transcript import Transcript
@@ -47,11 +48,11 @@ class EventLoop:
     def __init__(self, deps: LoopDeps, invocation: Invocation) -> None:
         self.deps = deps
         self.inv = invocation
-        self.store = deps.persistence
-        self.transcript = Transcript(deps.agent, deps.persistence, deps.hooks)
-        self.model = ModelCaller(deps, invocation, self.transcript)
-        self.tools = ToolRunner(deps, invocation)
-        self.cycle = 0
+        self.store: LoopPersistence = deps.persistence
+        self.transcript: Transcript = Transcript(deps.agent, deps.persistence, deps.hooks)
+        self.model: ModelCaller = ModelCaller(deps, invocation, self.transcript)
+        self.tools: ToolRunner = ToolRunner(deps, invocation)
+        self.cycle: int = 0
         #: Interrupts raised by the last tool batch; non-empty ends the invocation.
         self.interrupted: list[Interrupt] = []
 

@@ -17,7 +17,7 @@ from elsai.loop.messages import append_user_content, orphan_repair
 from elsai.loop.persistence import LoopPersistence, invoke_settled
 from elsai.types import AgentView, ContentBlock, Message, tool_uses
 
-logger = logging.getLogger("elsai.session")
+logger: logging.Logger = logging.getLogger("elsai.session")
 
 
 class Transcript:

@@ -167,8 +167,8 @@ class SdkModel(Model):
         info = self.PROVIDER
         self._sdk = import_sdk(info.sdk, info.owner, info.sdk)
         self._model_id = model_id
-        self.client_args = dict(client_args or {})
-        self.params = dict(params or {})
+        self.client_args: dict[str, Any] = dict(client_args or {})
+        self.params: dict[str, Any] = dict(params or {})
         self.retry = retry
         self._read_timeout = float(read_timeout)
         self._given_client = client

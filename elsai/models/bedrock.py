@@ -85,9 +85,9 @@ class BedrockModel(Model):
     sets its own wins, and the `read_timeout` property reports the one in force.
     """
 
-    max_retries = _RetrySetting[int]("max_retries")
-    initial_backoff = _RetrySetting[float]("initial_backoff")
-    max_backoff = _RetrySetting[float]("max_backoff")
+    max_retries: _RetrySetting[int] = _RetrySetting("max_retries")
+    initial_backoff: _RetrySetting[float] = _RetrySetting("initial_backoff")
+    max_backoff: _RetrySetting[float] = _RetrySetting("max_backoff")
     _sleep = _RetrySetting[Sleep]("sleep")  # replaced in tests so retries do not wait
     _rng = _RetrySetting[random.Random]("rng")
 
@@ -111,14 +111,14 @@ class BedrockModel(Model):
     ) -> None:
         self._model_id = model_id
         self._read_timeout = float(read_timeout)
-        self.region_name = region_name or resolve_region(boto_session)
+        self.region_name: str = region_name or resolve_region(boto_session)
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.top_p = top_p
-        self.stop_sequences = list(stop_sequences) if stop_sequences else None
+        self.stop_sequences: list[str] | None = list(stop_sequences) if stop_sequences else None
         self.streaming = streaming
         self.additional_request_fields = additional_request_fields
-        self.retry = RetryPolicy(max_retries, initial_backoff, max_backoff)
+        self.retry: RetryPolicy = RetryPolicy(max_retries, initial_backoff, max_backoff)
         self._boto_session = boto_session
         self._boto_client_config = boto_client_config
         self._client: BedrockRuntimeClient | None = None

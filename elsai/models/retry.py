@@ -25,7 +25,7 @@ from elsai.models.base import Model, ModelErrorKind, ModelEvent
 
 Sleep = Callable[[float], Awaitable[None]]
 
-logger = logging.getLogger("elsai.models")
+logger: logging.Logger = logging.getLogger("elsai.models")
 #: The kinds worth another attempt.
 RETRYABLE: frozenset[ModelErrorKind] = frozenset({"throttled", "transient"})
 

@@ -10,7 +10,7 @@ import copy
 import json
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from elsai.errors import ScriptExhaustedError
 from elsai.models.base import (
@@ -78,14 +78,14 @@ class ScriptedModel(Model):
 
     def __init__(
         self,
-        responses: Iterable[ScriptItem],
+        responses: Iterable[object],
         *,
         chunk_size: int = 8,
         record: Recording = "summary",
         model_id: str = "scripted",
     ) -> None:
         self._model_id = model_id
-        self._responses = list(responses)
+        self._responses = [_script_item(n, item) for n, item in enumerate(responses)]
         self._next = 0
         self._chunk = max(1, chunk_size)
         if record not in (True, False, "full", "summary"):
@@ -196,6 +196,24 @@ class PositionalScriptedModel(ScriptedModel):
                 "the turns after them"
             )
         return self._responses[position]
+
+
+def _script_item(index: int, item: object) -> ScriptItem:
+    """One response of a script, checked when the model is built.
+
+    The parameter takes `object`s: a script literal mixes text and message dicts, and a type
+    checker joins those to their common base (mypy: `Collection[str]`), which no union of
+    the item types accepts. Each item is checked here instead, before any call.
+    """
+    if isinstance(item, dict):
+        _as_message(item)  # raises for anything but an assistant Converse message
+        return cast(dict[str, Any], item)
+    if isinstance(item, str | Exception) or callable(item):
+        return cast(ScriptItem, item)
+    raise TypeError(
+        f"ScriptedModel response {index} must be a str, an assistant Converse message dict, "
+        f"an exception or a callable, got {type(item).__name__}"
+    )
 
 
 def _as_message(item: str | dict[str, Any]) -> Message:

@@ -37,7 +37,7 @@ class MessageAssembler:
         self._blocks: dict[int, _Block] = {}
         self.stop_reason: StopReason | None = None
         self.usage: Usage = empty_usage()
-        self.latency_ms = 0
+        self.latency_ms: int = 0
 
     def feed(self, event: ModelEvent) -> None:
         """Add the next event of the stream to the message being built."""

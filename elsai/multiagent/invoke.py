@@ -27,7 +27,7 @@ from elsai.multiagent.base import (
 from elsai.telemetry.spans import node_span, record_node
 from elsai.types import AgentResult, Usage, empty_usage
 
-logger = logging.getLogger("elsai.multiagent")
+logger: logging.Logger = logging.getLogger("elsai.multiagent")
 
 Executor = Agent | MultiAgentBase
 

@@ -12,7 +12,7 @@ of silently clobbering the cursor.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -32,7 +32,7 @@ R = TypeVar("R", bound="CursorRecord")
 class NodeRecord(BaseModel):
     """The small, durable summary of a node's latest execution."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="allow")
     status: Status
     text: str = ""
     stop_reason: str | None = None
@@ -74,7 +74,7 @@ class NodeRecord(BaseModel):
 class CursorRecord(BaseModel):
     """Fields every orchestrator cursor has."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="allow")
     schema_version: str = MULTI_AGENT_SCHEMA_VERSION
     type: str
     id: str

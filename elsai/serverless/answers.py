@@ -14,7 +14,7 @@ import hashlib
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -32,7 +32,7 @@ class InterruptAlreadyAnsweredError(ElsaiError):
 class AnswerRecord(BaseModel):
     """The stored claim on one wait (`jobs/<job_id>/answers/<token digest>.json`)."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="ignore", defer_build=True)
     job_id: str
     status: Status
     answered: list[str]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -39,7 +39,7 @@ def _digest(value: Any) -> str:
 class BuildFingerprint(BaseModel):
     """What of the agent a stored transcript depends on."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     elsai_version: str = Field(max_length=64)
     code_version: str = Field(max_length=64)
@@ -56,7 +56,7 @@ class BuildFingerprint(BaseModel):
 class FingerprintRecord(BaseModel):
     """The stored record: the fingerprint and the changes of the last upgrade."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     job_id: str = Field(min_length=1, max_length=128)
     fingerprint: BuildFingerprint

@@ -38,7 +38,7 @@ class ScopedSessionManager(SessionManager):
     def __init__(self, inner: SessionManager, loaded: Iterable[str]) -> None:
         super().__init__(inner.session_id, inner.storage)
         self.inner = inner
-        self.loaded = frozenset(loaded)
+        self.loaded: frozenset[str] = frozenset(loaded)
         for knob in _KNOBS:
             setattr(self, knob, getattr(inner, knob))
 

@@ -17,7 +17,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -40,7 +40,7 @@ class UnknownInterruptError(ElsaiError):
 class NodeWait(BaseModel):
     """One node's open wait: what it asked, and the answers once they arrived."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="ignore", defer_build=True)
 
     node: str
     interrupts: list[dict[str, Any]]
@@ -58,7 +58,7 @@ class NodeWait(BaseModel):
 class NodeWaits(BaseModel):
     """Every open node wait of a job, and the token of its park (None while it runs)."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="ignore", defer_build=True)
 
     job_id: str
     waits: dict[str, NodeWait] = Field(default_factory=dict)

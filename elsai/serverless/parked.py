@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -31,7 +31,7 @@ class ParkedTaskToken(BaseModel):
     check that the execution still waits on `task_token` before trusting it.
     """
 
-    model_config = ConfigDict(extra="ignore", frozen=True, defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="ignore", frozen=True, defer_build=True)
 
     job_id: str = Field(min_length=1)
     task_token: str = Field(min_length=1)

@@ -10,6 +10,7 @@ the version the job started on, the one it runs on from its next resume, its
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -21,7 +22,7 @@ from elsai.session.storage.base import StorageBackend
 class VersionChange(BaseModel):
     """One upgrade of a job, as its job event says it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     from_arn: str = Field(min_length=1, max_length=256)
     to_arn: str = Field(min_length=1, max_length=256)
@@ -36,7 +37,7 @@ class VersionChange(BaseModel):
 class JobVersion(BaseModel):
     """The stored record (``jobs/<job_id>/version.json``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid")
 
     job_id: str = Field(min_length=1, max_length=128)
     policy: VersionPolicy = "pinned"

@@ -43,7 +43,7 @@ class SessionManager:
     overlap_after_model: bool = False
 
     def __init__(self, session_id: str, storage: StorageBackend) -> None:
-        self.session_id = validate_id(session_id, "session_id")
+        self.session_id: str = validate_id(session_id, "session_id")
         self.storage = storage
         self._lock = threading.Lock()
 
@@ -117,7 +117,7 @@ class FileSessionManager(SessionManager):
         from elsai.session.storage.file import FileStorage
 
         validate_id(session_id, "session_id")
-        self.storage_dir = storage_dir or os.path.join(os.getcwd(), "sessions")
+        self.storage_dir: str = storage_dir or os.path.join(os.getcwd(), "sessions")
         super().__init__(session_id, FileStorage(self.storage_dir, fsync=fsync))
         if not fsync:
             self.overlap_bookmark = False  # nothing to overlap (see the class docstring)

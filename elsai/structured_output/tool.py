@@ -36,7 +36,7 @@ class StructuredOutputTool(AgentTool):
             "inputSchema": {"json": schema},
         }
         self.value: BaseModel | None = None
-        self.failures = 0
+        self.failures: int = 0
 
     @property
     def name(self) -> str:

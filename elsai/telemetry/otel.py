@@ -33,7 +33,7 @@ from elsai.hooks.events import (
 if TYPE_CHECKING:
     from elsai.hooks.registry import HookRegistry
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 #: elsai's provider names → `gen_ai.provider.name` values of the conventions.
 PROVIDER_NAMES = {"bedrock": "aws.bedrock", "anthropic": "anthropic", "openai": "openai"}

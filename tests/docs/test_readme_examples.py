@@ -77,3 +77,25 @@ def test_readme_block_runs(name: str, index: int, tmp_path: Path) -> None:
 def test_the_offline_recipe_resumes_with_the_tool_completed_once() -> None:
     recipe = next(b for b in runnable("README.md") if "PositionalScriptedModel" in b)
     assert 'assert shipped == ["o-42"]' in recipe and "resumed_from_checkpoint" in recipe
+
+
+def test_readme_examples_pass_mypy_strict(tmp_path: Path) -> None:
+    """A user's type checker sees elsai as a typed package: README's examples pass --strict.
+
+    The checkout is on mypy's path the way an installed package is (PYTHONPATH, not the files
+    given), so mypy reads elsai's own annotations only through its py.typed marker, and errors
+    inside elsai are not the examples' errors. No project config: a user's strict defaults.
+    """
+    files = []
+    for index, source in enumerate(runnable("README.md")):
+        files.append(tmp_path / f"readme_{index}.py")
+        files[-1].write_text(source)
+    (tmp_path / "mypy.ini").write_text("[mypy]\n")
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--config-file", "mypy.ini",
+         "--cache-dir", str(tmp_path / ".mypy_cache"), *map(str, files)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"no issues found in {len(files)} source files" in out.stdout

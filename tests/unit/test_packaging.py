@@ -36,6 +36,9 @@ def test_every_package_folder_is_in_the_wheel_and_nothing_else() -> None:
     )
     assert listed == folders
     assert LAMBDA_LOCK_NAME in tool["package-data"][HANDLERS_PACKAGE]
+    assert "py.typed" in tool["package-data"]["elsai"]
+    assert "py.typed" in tool["package-data"]["elsai_lambdas"]
+    assert (ROOT / "elsai" / "py.typed").is_file() and (ROOT / "lambdas" / "py.typed").is_file()
 
 
 def test_the_lambda_lock_is_where_every_part_says() -> None:

@@ -30,7 +30,9 @@ class GaveUp(Exception):
     def __init__(self, attempts: int, seconds: float, last: BaseException) -> None:
         """Keep what the message needs."""
         super().__init__(f"{attempts} attempts over {seconds:.0f}s; last: {describe(last)}")
-        self.attempts, self.seconds, self.last = attempts, seconds, last
+        self.attempts: int = attempts
+        self.seconds: float = seconds
+        self.last: BaseException = last
 
 
 def describe(exc: BaseException) -> str:

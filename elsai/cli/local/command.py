@@ -38,7 +38,7 @@ from elsai.cli.local.project import (
 from elsai.cli.render import Style, job_heading, write
 
 DEFAULT_PROMPT = "Process orders 1, 2 and 3"
-EVENT_STYLES = {
+EVENT_STYLES: dict[str, tuple[str, ...]] = {
     "killed": ("bold", "red"), "failed": ("bold", "red"), "slice_failed": ("red",), "retry": ("yellow",),
     "resumed": ("bold", "cyan"), "completed": ("bold", "green"), "tool": ("dim",), "parked": ("magenta",),
 }  # fmt: skip

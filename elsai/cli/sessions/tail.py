@@ -40,13 +40,15 @@ class Follower:
     """Polls one session and prints what is new since the last poll (`sessions tail`)."""
 
     def __init__(self, args: argparse.Namespace, store: Store, style: Style) -> None:
-        self.args, self.store, self.style = args, store, style
+        self.args: argparse.Namespace = args
+        self.store: Store = store
+        self.style: Style = style
         self.session_id: str = args.session
         self.cursors: dict[str, Cursor] = {}
-        self.completed = False
+        self.completed: bool = False
         #: True when tail waited for the session to appear: then even the first bookmark seen
         #: was written after tail started, so a completed one ends --until-complete.
-        self.appeared = False
+        self.appeared: bool = False
 
     # -- output ----------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ from elsai.multiagent.persistence import CursorStore
 if TYPE_CHECKING:
     from elsai.multiagent.graph.graph import Graph
 
-logger = logging.getLogger("elsai.multiagent")
+logger: logging.Logger = logging.getLogger("elsai.multiagent")
 _STOPS = (Status.FAILED, Status.INTERRUPTED, Status.PAUSED)  # in order of precedence
 
 
@@ -44,11 +44,13 @@ class GraphExecution:
         answers: Task | None,
         started: float,
     ) -> None:
-        self.graph, self.state, self.store = graph, state, store
+        self.graph: Graph = graph
+        self.state: GraphState = state
+        self.store: CursorStore = store
         self.invocation_state = invocation_state
         self.answers = answers
         timeout = graph.config.execution_timeout
-        self.deadline = started + timeout if timeout is not None else None
+        self.deadline: float | None = started + timeout if timeout is not None else None
         self.errors: list[str] = []
 
     async def run(self) -> None:

@@ -47,7 +47,7 @@ from elsai.types import Message
 if TYPE_CHECKING:
     from elsai.session.manager import SessionManager
 
-logger = logging.getLogger("elsai.multiagent")
+logger: logging.Logger = logging.getLogger("elsai.multiagent")
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,9 @@ class Graph(MultiAgentBase):
         self.nodes = nodes
         self.edges = edges
         self.config = config
-        self.id = config.graph_id
-        self.session_manager = config.session_manager
-        self.topology = Topology(list(nodes), edges)
+        self.id: str = config.graph_id
+        self.session_manager: SessionManager | None = config.session_manager
+        self.topology: Topology = Topology(list(nodes), edges)
         self.state: GraphState | None = None  # of the latest call
         self._lock = threading.Lock()
         self._initial: dict[str, tuple[list[Message], dict[str, Any]]] = {

@@ -47,7 +47,7 @@ class GraphSteps(OrchestratorSteps):
                     "only Agent nodes can run as separate steps"
                 )
         self.graph = graph
-        self.store = CursorStore(graph.session_manager, "graph", graph.id)
+        self.store: CursorStore = CursorStore(graph.session_manager, "graph", graph.id)
 
     def shape(self) -> tuple[list[str], list[str]]:
         """The graph's nodes and edges (a conditional edge is marked ``?``)."""

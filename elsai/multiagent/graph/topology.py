@@ -22,8 +22,8 @@ class Topology:
     """The graph's edges indexed by node, for the checks `GraphBuilder.build` makes."""
 
     def __init__(self, names: Sequence[str], edges: Sequence[GraphEdge]) -> None:
-        self.names = list(names)
-        self.edges = list(edges)
+        self.names: list[str] = list(names)
+        self.edges: list[GraphEdge] = list(edges)
         self.outgoing: dict[str, list[GraphEdge]] = {n: [] for n in self.names}
         self.incoming: dict[str, list[GraphEdge]] = {n: [] for n in self.names}
         for edge in self.edges:

@@ -41,7 +41,7 @@ class SwarmSteps(OrchestratorSteps):
                 f"swarm {swarm.id!r} needs a session manager to run as steps (its cursor is the state)"
             )
         self.swarm = swarm
-        self.store = CursorStore(swarm.session_manager, "swarm", swarm.id)
+        self.store: CursorStore = CursorStore(swarm.session_manager, "swarm", swarm.id)
 
     def shape(self) -> tuple[list[str], list[str]]:
         """The swarm's nodes; its one fixed edge is the entry point (any node hands off to any)."""

@@ -46,7 +46,7 @@ from elsai.types import text_of
 if TYPE_CHECKING:
     from elsai.session.manager import SessionManager
 
-logger = logging.getLogger("elsai.multiagent")
+logger: logging.Logger = logging.getLogger("elsai.multiagent")
 
 
 class Swarm(MultiAgentBase):
@@ -66,18 +66,20 @@ class Swarm(MultiAgentBase):
         *,
         swarm_id: str = "swarm",
     ) -> None:
-        self.id = validate_id(swarm_id, "swarm id")
-        self.nodes = check_nodes(nodes)
-        self.entry_point = entry_name(self.nodes, entry_point)
+        self.id: str = validate_id(swarm_id, "swarm id")
+        self.nodes: dict[str, Agent] = check_nodes(nodes)
+        self.entry_point: str = entry_name(self.nodes, entry_point)
         self.session_manager = session_manager
-        self.max_handoffs = int_at_least(max_handoffs, "max_handoffs", 0)
-        self.max_iterations = int_at_least(max_iterations, "max_iterations")
-        self.execution_timeout = positive_seconds(execution_timeout, "execution_timeout")
-        self.node_timeout = positive_seconds(node_timeout, "node_timeout")
-        self.detection_window = int_at_least(
+        self.max_handoffs: int = int_at_least(max_handoffs, "max_handoffs", 0)
+        self.max_iterations: int = int_at_least(max_iterations, "max_iterations")
+        self.execution_timeout: float | None = positive_seconds(
+            execution_timeout, "execution_timeout"
+        )
+        self.node_timeout: float | None = positive_seconds(node_timeout, "node_timeout")
+        self.detection_window: int = int_at_least(
             repetitive_handoff_detection_window, "repetitive_handoff_detection_window", 0
         )
-        self.min_unique_agents = int_at_least(
+        self.min_unique_agents: int = int_at_least(
             repetitive_handoff_min_unique_agents, "repetitive_handoff_min_unique_agents"
         )
         self.state: SwarmState | None = None

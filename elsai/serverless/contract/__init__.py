@@ -18,7 +18,7 @@ The request and result models of the steps only a Graph or Swarm job takes are i
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, get_args
+from typing import Any, ClassVar, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -210,7 +210,7 @@ class JobStepRequest(BaseModel):
     imported with them: a single-agent cold start pays for neither.
     """
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="ignore", defer_build=True)
 
     job_id: str = Field(min_length=1, max_length=MAX_JOB_ID_LENGTH)
     execution_id: str = Field(min_length=1)
@@ -225,7 +225,7 @@ class JobStepRequest(BaseModel):
 class SliceRequest(JobStepRequest):
     """What the state machine hands a slice: ids and answers, never the transcript."""
 
-    model_config = ConfigDict(defer_build=False)  # every slice validates one
+    model_config: ClassVar[ConfigDict] = ConfigDict(defer_build=False)  # every slice validates one
 
     slice: int = 0
     #: Step Functions retry count of this slice (`$$.State.RetryCount`), when the state
@@ -254,7 +254,7 @@ class SliceResult(BaseModel):
 class ParkNodesRequest(BaseModel):
     """Park a Graph/Swarm job: every node left waits for a person (the waits are stored)."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="ignore", defer_build=True)
 
     task_token: str
     job_id: str
@@ -271,6 +271,6 @@ class ParkRequest(ParkNodesRequest):
 class ParkResult(BaseModel):
     """The park call's output (the wait's real result is the API's SendTaskSuccess)."""
 
-    model_config = ConfigDict(defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(defer_build=True)
 
     parked: bool = True

@@ -8,7 +8,7 @@ single-agent ones too, to the model its request is validated with and the model 
 
 from __future__ import annotations
 
-from typing import Any, Final, NamedTuple
+from typing import Any, ClassVar, Final, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,7 +56,7 @@ class FoldRequest(JobStepRequest):
 class PlanResult(BaseModel):
     """What Plan and Fold return; the state machine's Choice branches on `status`."""
 
-    model_config = ConfigDict(defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(defer_build=True)
 
     status: RunStatus
     kind: str
@@ -79,7 +79,7 @@ class PlanResult(BaseModel):
 class NodeSliceResult(BaseModel):
     """One node slice's small report: the branch's Choice and the fold read it."""
 
-    model_config = ConfigDict(defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(defer_build=True)
 
     node: str
     status: NodeSliceStatus

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticSerializationError, to_json
@@ -32,7 +32,7 @@ class SessionCorruptError(ElsaiError):
 class SessionRecord(BaseModel):
     """session.json: the session's id and creation time."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="allow")
     session_id: str
     schema_version: str = SESSION_SCHEMA_VERSION
     created_at: str
@@ -42,7 +42,7 @@ class SessionRecord(BaseModel):
 class AgentRecord(BaseModel):
     """agent.json: agent state and what is needed to rebuild the same conversation window."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="allow")
     agent_id: str
     schema_version: str = SESSION_SCHEMA_VERSION
     created_at: str
@@ -59,7 +59,7 @@ class AgentRecord(BaseModel):
 class MessageRecord(BaseModel):
     """messages/message_<N>.json: one Converse message plus bookkeeping."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="allow")
     message_id: int
     created_at: str
     message: dict[str, Any]
@@ -83,7 +83,8 @@ class ResumeRecord(BaseModel):
     the run completes, that (and where) it recovered from a crash.
     """
 
-    model_config = ConfigDict(extra="allow", defer_build=True)  # only a resume writes one
+    # Its validator is built when needed: only a resume writes one.
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="allow", defer_build=True)
     schema_version: str = SESSION_SCHEMA_VERSION
     position: str
     cycle_index: int = Field(ge=0)

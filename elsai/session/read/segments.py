@@ -25,13 +25,13 @@ import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from elsai.session.layout.records import MessageRecord, parse_json
 
-logger = logging.getLogger("elsai.session")
+logger: logging.Logger = logging.getLogger("elsai.session")
 
 #: Messages in the smallest segment; bigger ones are powers of two times this.
 SEGMENT_SIZE = 64
@@ -44,7 +44,8 @@ class SegmentInvalid(ValueError):
 class MessageSegment(BaseModel):
     """The stored form of one segment: copies of the message records [start, end)."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)  # built by the first read of one
+    # Its validator is built when the first segment is read.
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", defer_build=True)
 
     kind: Literal["elsai.message_segment"] = "elsai.message_segment"
     schema_version: Literal["1"] = "1"

@@ -103,7 +103,7 @@ class FileStorage(StorageBackend):
 
     def __init__(self, root_dir: str | os.PathLike[str], *, fsync: bool = True) -> None:
         """Remember the root; nothing touches the disk until the first call."""
-        self.root_dir = os.path.abspath(os.fspath(root_dir))
+        self.root_dir: str = os.path.abspath(os.fspath(root_dir))
         self._dirs = Directories(fsync=fsync)
 
     @property

@@ -135,7 +135,7 @@ class S3Storage(StorageBackend):
         if not bucket:
             raise ValueError("S3Storage needs a bucket name")
         self.bucket = bucket
-        self.prefix = normalize_prefix(prefix)
+        self.prefix: str = normalize_prefix(prefix)
         if client is None:
             client = _shared_client(boto_session, region_name)
         self._client: S3Client = client

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from elsai.checkpoint.config import CheckpointConfig
 from elsai.checkpoint.gate import gate_denial
 from elsai.checkpoint.model import Checkpoint, utc_now
 from elsai.conversation.base import sanitize_window_start
@@ -32,7 +33,7 @@ from elsai.session.write.session_record import create_session_record
 from elsai.session.write.settings import BindingSettings
 from elsai.types import ContentBlock, Message, Position, ResumePlan
 
-logger = logging.getLogger("elsai.session")
+logger: logging.Logger = logging.getLogger("elsai.session")
 MAX_REMEMBERED_INVOCATIONS = 50
 
 
@@ -53,11 +54,11 @@ class SessionBinding:
         self.session_id = session_id
         self.settings = settings
         self.agent = agent
-        self.agent_id = agent.agent_id
-        self.checkpoint_config = agent.config.checkpoint
+        self.agent_id: str = agent.agent_id
+        self._checkpoint_config: CheckpointConfig | None = agent.config.checkpoint
         self._agent_key = keys.agent_key(self.session_id, self.agent_id)
         self._checkpoint_key = keys.checkpoint_key(self.session_id, self.agent_id)
-        self.next_index = 0
+        self.next_index: int = 0
         self.last_message: Message | None = None
         self._last_record: MessageRecord | None = None
         self._last_version: str | None = None
@@ -68,12 +69,12 @@ class SessionBinding:
         self._bookmark_version: str | None = None
         self.recorded_invocations: list[str] = []
         self.lease: OwnershipLease | None = None
-        self.inputs = InputLedger()
+        self._inputs: InputLedger = InputLedger()
         #: The bookmark write overlapping the next step (elsai.session.write.pending).
-        self.pending = PendingWrite()
+        self.pending: PendingWrite = PendingWrite()
         #: Derived message segments (elsai.session.read.segments), written in the background.
-        self.segments = SegmentWriter(self.storage, self.session_id, self.agent_id)
-        self.resumes = ResumeRecorder(self.storage, self.session_id, self.agent_id)
+        self.segments: SegmentWriter = SegmentWriter(self.storage, self.session_id, self.agent_id)
+        self.resumes: ResumeRecorder = ResumeRecorder(self.storage, self.session_id, self.agent_id)
         #: Why a message write failed (memory is then ahead of the store); None while in sync.
         self.out_of_sync: str | None = None
         self._load()
@@ -107,7 +108,7 @@ class SessionBinding:
             prefix = self._restore_agent(agent_obj, hints)
         if bookmark_obj is not None:
             self._bookmark_version = bookmark_obj.version
-            if self.checkpoint_config is not None:
+            if self._checkpoint_config is not None:
                 self.bookmark = Checkpoint.from_json(
                     bookmark_obj.data, storage.describe(self._checkpoint_key)
                 )
@@ -130,7 +131,7 @@ class SessionBinding:
         for message_record in records:
             for invocation in message_record.invocation_ids:
                 self._remember(invocation)
-            self.inputs.remember(message_record.invocation_ids, message_record.as_message())
+            self._inputs.remember(message_record.invocation_ids, message_record.as_message())
 
         initial = list(agent.messages)
         if self.next_index > 0:
@@ -184,7 +185,7 @@ class SessionBinding:
         if recorded and input_content and invocation_id is not None:
             # Finished or not, the stored input wins a retry: another prompt would be dropped.
             where = f"session {self.session_id!r} for agent {self.agent_id!r}"
-            self.inputs.check(invocation_id, input_content, where)
+            self._inputs.check(invocation_id, input_content, where)
         if self.lease is not None:
             self.lease.acquire(invocation_id)  # before the gate: a refused writer runs nothing
         if self.agent.interrupts.active:
@@ -212,7 +213,7 @@ class SessionBinding:
         self.next_index = index + 1
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
-        self.inputs.remember(record.invocation_ids, message)
+        self._inputs.remember(record.invocation_ids, message)
 
     def last_message_replaced(self, message: Message, *, invocation_id: str | None = None) -> None:
         """Replace the last message file, only if unchanged since we wrote it."""
@@ -234,7 +235,7 @@ class SessionBinding:
         self.segments.replaced(self.next_index - 1, data)
         self.last_message, self._last_record = message, record
         self._remember(invocation_id)
-        self.inputs.remember(record.invocation_ids, message)
+        self._inputs.remember(record.invocation_ids, message)
 
     def end_invocation(self) -> None:
         """Land the pending bookmark (its error is raised here), then release the lease.
@@ -260,7 +261,7 @@ class SessionBinding:
         if self.lease is not None:
             self.lease.check()
         self._write_agent(force=False)
-        if self.checkpoint_config is None or not self.checkpoint_config.saves(position):
+        if self._checkpoint_config is None or not self._checkpoint_config.saves(position):
             # Without a bookmark, only a finished tool batch is a safe place to stop.
             return position == "after_tools"
         bookmark = Checkpoint(
@@ -290,7 +291,7 @@ class SessionBinding:
         """Write agent.json, then finalize the bookmark as completed."""
         self.pending.settle()
         self._write_agent(force=False, include_window=True)
-        if self.checkpoint_config is None or self.bookmark is None:
+        if self._checkpoint_config is None or self.bookmark is None:
             return
         if not self.bookmark.is_active and self.bookmark.message_count == self.next_index:
             return  # already finalized for exactly these messages
@@ -316,7 +317,7 @@ class SessionBinding:
 
     def _gate(self) -> ResumePlan:
         bookmark = self.bookmark
-        if self.checkpoint_config is None or bookmark is None or not bookmark.is_active:
+        if self._checkpoint_config is None or bookmark is None or not bookmark.is_active:
             return ResumePlan()
         reason = gate_denial(bookmark, self.agent_id, self.next_index, self.last_message)
         if reason:

@@ -26,7 +26,7 @@ import socket
 import threading
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import NoReturn
+from typing import ClassVar, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -34,7 +34,7 @@ from elsai.errors import AgentInUseError
 from elsai.session.layout import keys
 from elsai.session.storage.base import SessionConflictError, StorageBackend, StoredObject
 
-logger = logging.getLogger("elsai.session")
+logger: logging.Logger = logging.getLogger("elsai.session")
 
 DEFAULT_LEASE_SECONDS = 30.0
 LEASE_SCHEMA_VERSION = "1.0"
@@ -48,7 +48,7 @@ class LeaseRecord(BaseModel):
     the whole lease unreadable, never an error on every later attempt to take it.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     schema_version: str = LEASE_SCHEMA_VERSION
     owner: str
@@ -152,11 +152,12 @@ class OwnershipLease:
         if seconds <= 0:
             raise ValueError(f"lease seconds must be positive, got {seconds!r}")
         self.storage = storage
-        self.session_id, self.agent_id = session_id, agent_id
-        self.key = keys.lease_key(session_id, agent_id)
-        self.seconds = float(seconds)
-        self.owner = uuid.uuid4().hex
-        self.lost = False
+        self.session_id: str = session_id
+        self.agent_id: str = agent_id
+        self.key: str = keys.lease_key(session_id, agent_id)
+        self.seconds: float = float(seconds)
+        self.owner: str = uuid.uuid4().hex
+        self.lost: bool = False
         self._seen = loaded  # the lease as of the state this binding holds in memory
         self._held: LeaseRecord | None = None
         self._version: str | None = None

@@ -17,14 +17,16 @@ from elsai.session.layout.records import ResumeRecord, dump
 from elsai.session.storage.base import StorageBackend
 from elsai.types import ResumePlan
 
-logger = logging.getLogger("elsai.session")
+logger: logging.Logger = logging.getLogger("elsai.session")
 
 
 class ResumeRecorder:
     """Holds the current invocation's resume until its first message write lands."""
 
     def __init__(self, storage: StorageBackend, session_id: str, agent_id: str) -> None:
-        self.storage, self.session_id, self.agent_id = storage, session_id, agent_id
+        self.storage: StorageBackend = storage
+        self.session_id: str = session_id
+        self.agent_id: str = agent_id
         self._due: tuple[ResumeRecord, datetime] | None = None
 
     def due(self, plan: ResumePlan, message_count: int, invocation_id: str | None) -> None:

@@ -20,14 +20,16 @@ from elsai.session.layout import keys
 from elsai.session.read.segments import SEGMENT_SIZE, SegmentInvalid, encode, merges_after, parse
 from elsai.session.storage.base import StorageBackend
 
-logger = logging.getLogger("elsai.session")
+logger: logging.Logger = logging.getLogger("elsai.session")
 
 
 class SegmentWriter:
     """Turns completed blocks of message files into immutable segments, in the background."""
 
     def __init__(self, storage: StorageBackend, session_id: str, agent_id: str) -> None:
-        self.storage, self.session_id, self.agent_id = storage, session_id, agent_id
+        self.storage: StorageBackend = storage
+        self.session_id: str = session_id
+        self.agent_id: str = agent_id
         #: Bytes of the message files of the open block (at most SEGMENT_SIZE + 1).
         self._files: dict[int, bytes] = {}
         self._executor: ThreadPoolExecutor | None = None

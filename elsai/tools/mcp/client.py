@@ -25,7 +25,7 @@ from elsai.tools.mcp._loop import BackgroundLoop
 from elsai.tools.mcp.errors import MCPCallError, MCPConnectionError
 from elsai.tools.mcp.tool import MCPTool
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 60.0
 DEFAULT_STARTUP_TIMEOUT = 30.0
@@ -105,8 +105,8 @@ class MCPClient:
             raise ValueError("call_timeout and startup_timeout must be positive seconds")
         self.transport = transport
         self.prefix = prefix
-        self.allow = frozenset(allow) if allow is not None else None
-        self.deny = frozenset(deny or ())
+        self.allow: frozenset[str] | None = frozenset(allow) if allow is not None else None
+        self.deny: frozenset[str] = frozenset(deny or ())
         self.call_timeout = call_timeout
         self.startup_timeout = startup_timeout
         self._bg: BackgroundLoop | None = None

@@ -4,7 +4,8 @@ One LocalRuntime per module (moto + the synthesized state machine + real handler
 the local jobs API on a free port, and the console on another, reading the runtime's bucket
 as `elsai console --s3 s3://BUCKET --api-url URL` would. The browser is Debian's chromium
 (never a downloaded build); without /usr/bin/chromium these tests skip. Every test saves a
-screenshot of the page it ends on under build/console-screenshots/.
+screenshot of the page it ends on under build/console-screenshots/. `axe_violations` runs
+axe-core (npm, package.json) on the page a test shows.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = ROOT / "build" / "console-screenshots"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"  # `npm ci` (make setup) installs it
+#: axe-core's impact levels a page may not have at all.
+BLOCKING_IMPACTS = ("serious", "critical")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -134,3 +138,24 @@ def unlabelled_controls(tab: Any) -> list[str]:
                 .map(c => c.outerHTML)"""
         )
     )
+
+
+def axe_violations(tab: Any) -> list[str]:
+    """axe-core's serious and critical findings on the page as shown now, one line each.
+
+    axe goes into the page through the DevTools protocol (Playwright's evaluate), not a
+    script tag: the console's Content-Security-Policy refuses inline and foreign scripts.
+    """
+    assert AXE.is_file(), f"{AXE} is missing: run `make setup` (npm ci installs axe-core)"
+    if not tab.evaluate("() => typeof window.axe === 'object'"):
+        tab.evaluate(AXE.read_text())
+    found = tab.evaluate(
+        """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+            .map(v => ({id: v.id, impact: v.impact, help: v.help,
+                        nodes: v.nodes.map(n => n.target.join(' '))}))"""
+    )
+    return [
+        f"{v['id']} ({v['impact']}, {v['help']}): {', '.join(v['nodes'][:5])}"
+        for v in found
+        if v["impact"] in BLOCKING_IMPACTS
+    ]

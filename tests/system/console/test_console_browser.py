@@ -2,7 +2,8 @@
 
 A killed attempt, its retry and the resume appear on an open job page without a reload; a
 waiting job is answered from the page; a Graph job shows its nodes' states; cancel from the
-page stops a running job; hostile tool output renders as text and runs nothing.
+page stops a running job; hostile tool output renders as text and runs nothing. Every page
+a test shows has no serious or critical axe-core finding, and names the package's icon.
 """
 
 from __future__ import annotations
@@ -12,7 +13,14 @@ from pathlib import Path
 
 from elsai.local import Fault, InvocationInfo
 from elsai.serverless.contract import RUN_SLICE
-from tests.system.console.conftest import Console, Page, shoot, unlabelled_controls
+from elsai.session.layout import keys
+from tests.system.console.conftest import (
+    Console,
+    Page,
+    axe_violations,
+    shoot,
+    unlabelled_controls,
+)
 from tests.system.console.hostile import HOSTILE
 
 PROMPT = "Process orders 1, 2 and 3"
@@ -47,6 +55,7 @@ def test_a_killed_attempt_its_retry_and_the_resume_appear_without_reload(
     live = tab.locator("#live")
     assert "RUNNING" in live.inner_text()
     assert "killed" not in live.inner_text() and "resumed from" not in live.inner_text()
+    assert axe_violations(tab) == []  # a running job's page
 
     gate.mkdir(exist_ok=True)
     (gate / "test-arrived").touch()  # the held attempt goes on, and is killed mid-tool
@@ -64,6 +73,7 @@ def test_a_killed_attempt_its_retry_and_the_resume_appear_without_reload(
     assert page.dialogs == [] and page.errors == []
     shoot(tab, "job-killed-retried-resumed")
     shoot(tab, "readme-job-page", full_page=False)  # the README's picture (docs/img/console.png)
+    assert axe_violations(tab) == []  # the same page, updated in place
 
     # the session's own files say where the resume happened, after the run completed
     tab.goto(f"{console.url}/sessions/console-crash")
@@ -71,6 +81,7 @@ def test_a_killed_attempt_its_retry_and_the_resume_appear_without_reload(
     assert marker.count() == 1 and "resumed from after_model here" in marker.inner_text()
     assert "completed" in tab.locator(".bookmark").inner_text()
     assert unlabelled_controls(tab) == []
+    assert axe_violations(tab) == []  # a transcript with a resume marker
 
 
 def test_a_waiting_job_is_answered_from_the_page_and_completes(
@@ -83,6 +94,7 @@ def test_a_waiting_job_is_answered_from_the_page_and_completes(
     form = tab.locator("form.answer")
     assert "approve_refund" in form.inner_text() and '"order_id": "42"' in form.inner_text()
     assert unlabelled_controls(tab) == []
+    assert axe_violations(tab) == []  # a waiting job with its answer form
 
     answer = tab.get_by_label("answer (JSON)")
     answer.fill("approve")  # not JSON: refused on the page, nothing sent
@@ -90,6 +102,7 @@ def test_a_waiting_job_is_answered_from_the_page_and_completes(
     tab.keyboard.press("Enter")  # the submit button, reached by keyboard
     tab.locator("[role=alert]").wait_for()
     assert "is not JSON" in tab.locator("[role=alert]").inner_text()
+    assert axe_violations(tab) == []  # the refusal
     assert console.stack.rt.job(job["job_id"])["status"] == "WAITING_FOR_INPUT"
 
     tab.get_by_role("link", name="back to the job").click()
@@ -98,6 +111,7 @@ def test_a_waiting_job_is_answered_from_the_page_and_completes(
     tab.locator("section[data-part=summary] .s-succeeded").wait_for()
     assert "approved and paid" in tab.locator("section[data-part=summary]").inner_text()
     assert tab.locator("form.answer").count() == 0
+    assert axe_violations(tab) == []
     assert page.errors == []
 
 
@@ -117,6 +131,7 @@ def test_a_graph_job_shows_its_nodes_states_and_a_node_opens_its_transcript(
     listed = tab.locator("section.graph ul.nodes").inner_text()
     assert "editor done" in listed
     shoot(tab, "graph-job")
+    assert axe_violations(tab) == []  # the graph drawing and its node list
     assert tab.locator("section.graph svg line.edge").count() == 4  # finished: every edge drawn
     tab.locator("section.graph svg a.node[data-node=writer_a]").focus()
     tab.keyboard.press("Enter")  # a node opens by keyboard
@@ -132,6 +147,7 @@ def test_a_graph_job_shows_its_nodes_states_and_a_node_opens_its_transcript(
     assert "editor" not in slices.inner_text()  # only this node's slices
     shoot(tab, "graph-node-slices")
     assert unlabelled_controls(tab) == []
+    assert axe_violations(tab) == []  # one node's transcript and slices
 
 
 def test_a_swarm_is_drawn_with_its_handoffs_and_a_failed_graph_with_its_failed_node(
@@ -149,6 +165,7 @@ def test_a_swarm_is_drawn_with_its_handoffs_and_a_failed_graph_with_its_failed_n
     assert drawn == dict.fromkeys(["triage", "specialist", "closer"], "done")
     assert tab.locator("section.graph svg line.edge").count() == 2  # the two handoffs
     shoot(tab, "swarm-job")
+    assert axe_violations(tab) == []
     tab.goto(f"{console.url}/jobs/{failed['job_id']}")
     nodes = tab.locator("section.graph svg a.node")
     drawn = {nodes.nth(i).get_attribute("data-node"): nodes.nth(i).get_attribute("data-state")
@@ -157,6 +174,7 @@ def test_a_swarm_is_drawn_with_its_handoffs_and_a_failed_graph_with_its_failed_n
     assert tab.locator("section.graph svg line.edge").count() == 1
     assert "the printer is on fire" in tab.locator("section[data-part=summary]").inner_text()
     shoot(tab, "graph-failed")
+    assert axe_violations(tab) == []
     assert page.errors == []
 
 
@@ -177,11 +195,13 @@ def test_a_session_page_updates_in_place_while_its_job_runs(console: Console, pa
     tab.evaluate("() => { window.__same_page = 1; }")
     assert tab.locator("#live").get_attribute("data-ended") == "0"
     first = tab.locator(".transcript").inner_text()
+    assert axe_violations(tab) == []  # a running session
     tab.locator("section[data-part=status] .s-completed").wait_for(timeout=90_000)
     _wait_status(console, job["job_id"], "SUCCEEDED")
     assert tab.evaluate("() => window.__same_page") == 1  # updated in place, never reloaded
     assert len(tab.locator(".transcript").inner_text()) > len(first)
     assert tab.locator("#live").get_attribute("data-ended") == "1"  # polling stopped
+    assert axe_violations(tab) == []
     assert page.errors == []
 
 
@@ -196,6 +216,7 @@ def test_cancel_from_the_page_ends_a_running_job(console: Console, page: Page) -
     tab = page.page
     tab.goto(f"{console.url}/jobs/{job['job_id']}")
     button = tab.get_by_role("button", name=f"Cancel job {job['job_id']}")
+    assert axe_violations(tab) == []  # a running job with its cancel form
     button.focus()
     with tab.expect_navigation():
         tab.keyboard.press("Enter")
@@ -205,6 +226,7 @@ def test_cancel_from_the_page_ends_a_running_job(console: Console, page: Page) -
     tab.locator("section[data-part=summary] .s-cancelled").wait_for()
     assert _wait_status(console, job["job_id"], "CANCELLED")["status"] == "CANCELLED"
     assert tab.locator("form.cancel").count() == 0  # an ended job offers no acts
+    assert axe_violations(tab) == []
     assert page.errors == []
 
 
@@ -219,6 +241,7 @@ def test_hostile_tool_output_renders_as_text_and_runs_nothing(console: Console, 
         assert tab.locator("img[src=x]").count() == 0, url
         assert tab.locator("main script").count() == 0, url
         assert tab.locator("a[href^=javascript]").count() == 0, url
+        assert axe_violations(tab) == [], url
     tab.goto(console.url + "/sessions/console-xss")
     shown = tab.locator(".transcript").inner_text()
     assert HOSTILE in shown  # shown as the text it is
@@ -236,6 +259,7 @@ def test_lists_are_newest_first_filter_and_work_by_keyboard(console: Console, pa
     tab = page.page
     tab.goto(console.url + "/sessions")
     shoot(tab, "sessions-list")
+    assert axe_violations(tab) == []
     rows = tab.locator("tbody tr td:first-child").all_inner_texts()
     assert rows.index("console-list-b") < rows.index("console-list-a")
     tab.keyboard.press("Tab")
@@ -250,3 +274,51 @@ def test_lists_are_newest_first_filter_and_work_by_keyboard(console: Console, pa
     row = tab.locator("tbody tr", has_text=second["job_id"]).inner_text().split("\t")
     assert row[1:4] == ["SUCCEEDED", "agent", "console-list-b"], row
     assert unlabelled_controls(tab) == []
+    assert axe_violations(tab) == []  # a filtered list
+
+
+def test_every_kind_of_page_has_no_serious_accessibility_violations_and_an_icon(
+    console: Console, page: Page
+) -> None:
+    rt = console.stack.rt
+
+    def kill_once(info: InvocationInfo) -> Fault | None:  # a resume marker in the transcript
+        first = info.action == RUN_SLICE and info.slice == 0 and info.attempt == 1
+        return Fault(kill_in_tool=1) if first else None
+
+    rt.faults = kill_once
+    job = rt.start_job("Process order 7", session_id="console-a11y")
+    _wait_status(console, job["job_id"], "SUCCEEDED")
+    rt.faults = None
+    corrupt = rt.start_job("Process order 8", session_id="console-a11y-corrupt")
+    _wait_status(console, corrupt["job_id"], "SUCCEEDED")
+    bookmark = keys.checkpoint_key("console-a11y-corrupt", "agent")
+    rt.s3.put_object(Bucket=rt.bucket, Key=rt.storage_prefix + bookmark, Body=b'{"position": 1}')
+    tab = page.page
+    pages = {
+        "/sessions": "section, table",
+        "/sessions?status=problems": "table",
+        "/sessions/console-a11y": ".transcript .resume",
+        "/sessions/console-a11y-corrupt": "text=invalid checkpoint",
+        "/jobs": "table",
+        f"/jobs/{job['job_id']}": "section[data-part=summary] .s-succeeded",
+        "/sessions/no-such-session": "[role=alert]",
+    }
+    found, icons = {}, set()
+    for url, shown in pages.items():
+        tab.goto(console.url + url)
+        tab.locator(shown).first.wait_for()
+        found[url] = axe_violations(tab)
+        icons.add(
+            tab.evaluate(
+                "() => document.querySelector('head link[rel=icon]')?.getAttribute('href')"
+            )
+        )
+    assert found == dict.fromkeys(pages, [])
+    assert icons == {"/static/favicon.svg"}  # the package's own file, never from elsewhere
+    for path in (*icons, "/favicon.ico"):  # the link, and where a browser looks without one
+        answer = tab.request.get(console.url + path)
+        assert answer.status == 200, path
+        assert answer.headers["content-type"].startswith("image/svg+xml"), path
+        assert b"<svg" in answer.body(), path
+    assert page.errors == []

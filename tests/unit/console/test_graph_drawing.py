@@ -33,7 +33,8 @@ def test_a_finished_graph_is_drawn_with_every_edge_and_its_untaken_branch(tmp_pa
     assert drawn.count('class="edge"') == 2
     states = dict(re.findall(r'data-node="([^"]+)" data-state="([^"]+)"', drawn))
     assert states == {"plan": "done", "write": "done", "review": "not started"}
-    assert 'aria-label="node review: not started"' in drawn
+    assert "<title>review: not started</title>" in drawn  # the link's name: whole, with its state
+    assert 'role="group"' in drawn and 'role="img"' not in drawn  # an image would hide the links
 
 
 def test_stored_edges_are_untrusted_and_escaped() -> None:

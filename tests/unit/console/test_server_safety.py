@@ -154,3 +154,14 @@ def test_a_session_page_is_live_only_while_active_and_its_live_part_is_escaped(
     hostile = _call(served, "GET", "/sessions/s-ok?agent=worker&job=%22%3E%3Cscript%3E").text
     assert "<script>" not in hostile and "no jobs API given to this console" in hostile
     assert _call(served, "GET", "/sessions/nope/live").status == 404
+
+
+def test_pages_name_the_packaged_icon_and_the_server_answers_for_it(served: ConsoleServer) -> None:
+    page = _call(served, "GET", "/sessions").text
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+    for path in ("/static/favicon.svg", "/favicon.ico"):
+        response = _call(served, "GET", path)
+        assert response.status == 200, path
+        assert response.getheader("Content-Type") == "image/svg+xml", path
+        assert response.getheader("Content-Security-Policy") == CSP, path
+        assert response.text.startswith("<svg") and "</svg>" in response.text, path

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 
 from elsai.console.transcript import agent_section
 from elsai.session.inspect.snapshot import AgentSnapshot
@@ -43,3 +44,13 @@ def test_images_long_text_json_and_the_resume_marker() -> None:
     assert "&quot;rows&quot;" in html
     marker = html.index("resumed from after_model here")
     assert html.index("#1 ") < marker < html.index("#2 ")  # between the toolUse and its result
+
+
+def test_a_resume_marker_stays_an_item_of_the_transcript_list() -> None:
+    resume = ResumeRecord(position="after_model", cycle_index=0, message_count=1,
+                          resumed_at="2026-01-01T00:00:05Z")  # fmt: skip
+    html = agent_section("s1", _agent(), [resume], [])
+    items = re.findall(r"<li\b[^>]*>", html)
+    assert '<li class="resume">' in items
+    assert all("role=" not in item for item in items)  # a role would take it out of the <ol>
+    assert '<div role="note">resumed from after_model here' in html

@@ -266,11 +266,8 @@ def test_empty_script_fails_clearly_on_first_call() -> None:
 
 
 def test_scripted_model_rejects_a_non_assistant_item() -> None:
-    agent = Agent(
-        model=ScriptedModel([{"role": "user", "content": [{"text": "x"}]}], record="full")
-    )
-    with pytest.raises(ValueError, match="assistant"):
-        agent("hi")
+    with pytest.raises(ValueError, match="assistant"):  # when built, before any call
+        ScriptedModel([{"role": "user", "content": [{"text": "x"}]}], record="full")
 
 
 def test_callable_script_item_sees_the_request() -> None:
