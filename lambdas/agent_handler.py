@@ -30,6 +30,7 @@ with quiet_gc():  # init's imports and objects, without collection passes (start
         ParkRequest,
         ParkResult,
         SliceRequest,
+        service_keys,
     )
     from elsai.serverless.scoped import job_credentials, job_storage_prefix
     from elsai.session import S3SessionManager
@@ -72,7 +73,10 @@ def _bucket() -> str:
 def _session_manager(session_id: str, job_id: str) -> S3SessionManager:
     """The job's session, under its owner's storage prefix (tenant isolation; "" without)."""
     return S3SessionManager(
-        session_id=session_id, bucket=_bucket(), prefix=job_storage_prefix(job_id)
+        session_id=session_id,
+        bucket=_bucket(),
+        prefix=job_storage_prefix(job_id),
+        tagging=service_keys.object_tagging,  # parked tokens expire by age, under any owner
     )
 
 

@@ -24,8 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from elsai.errors import ElsaiError, SessionConflictError
 from elsai.ids import validate_id
 from elsai.serverless.answers import InterruptAlreadyAnsweredError
-from elsai.serverless.contract import AnswersWaitingError
-from elsai.session.layout import keys
+from elsai.serverless.contract import AnswersWaitingError, service_keys
 from elsai.session.storage.base import StorageBackend
 
 T = TypeVar("T")
@@ -86,7 +85,7 @@ def read_waits(storage: StorageBackend, job_id: str) -> NodeWaits | None:
 
 
 def _read(storage: StorageBackend, job_id: str) -> tuple[NodeWaits, str] | None:
-    key = keys.node_waits_key(validate_id(job_id, "job_id"))
+    key = service_keys.node_waits_key(validate_id(job_id, "job_id"))
     stored = storage.read(key)
     if stored is None:
         return None
@@ -98,7 +97,7 @@ def _read(storage: StorageBackend, job_id: str) -> tuple[NodeWaits, str] | None:
 
 def _update(storage: StorageBackend, job_id: str, change: Callable[[NodeWaits], T]) -> T:
     """Apply `change` to the current record and write it conditionally; re-read on a lost race."""
-    key = keys.node_waits_key(validate_id(job_id, "job_id"))
+    key = service_keys.node_waits_key(validate_id(job_id, "job_id"))
     for attempt in range(MAX_ATTEMPTS):
         found = _read(storage, job_id)
         record, version = found if found is not None else (NodeWaits(job_id=job_id), None)
