@@ -42,7 +42,9 @@ def service_mentions(source: str) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            found += [f"{folder!r} in a string" for folder in SERVICE_FOLDERS if folder in node.value]
+            found += [
+                f"{folder!r} in a string" for folder in SERVICE_FOLDERS if folder in node.value
+            ]
         elif isinstance(node, ast.Name | ast.Attribute | ast.FunctionDef | ast.alias):
             name = {
                 ast.Name: lambda n: n.id,
@@ -68,7 +70,7 @@ def test_the_session_package_mentions_no_job_or_owner_key() -> None:
 
 def test_the_check_sees_job_keys_owner_names_and_tagging() -> None:
     # What elsai/session/layout/keys.py held before the service's keys left it.
-    before = '''
+    before = """
 def job_token_key(job_id: str) -> str:
     return f"jobs/{job_id}/task_token.json"
 
@@ -76,7 +78,7 @@ OWNERS_PREFIX = "owners/"
 
 def object_tagging(key):
     return None
-'''
+"""
     assert sorted(service_mentions(before)) == [
         "'jobs/' in a string",
         "'owners/' in a string",
@@ -86,3 +88,31 @@ def object_tagging(key):
     ]
     assert service_mentions("from x import keys\nS3Storage(tagging=keys.object_tagging)\n")
     assert service_mentions("def session_key(s):\n    return f'session_{s}/session.json'\n") == []
+
+
+def test_an_s3_session_store_tags_what_its_caller_policy_says(s3_bucket: str) -> None:
+    """The seam the serverless layer uses: a tagging policy passed in, applied on writes."""
+    import boto3
+
+    from elsai.session import S3SessionManager
+
+    asked: list[str] = []
+
+    def policy(key: str) -> str | None:
+        asked.append(key)
+        return "kind=kept" if key.endswith("kept.json") else None
+
+    tagged = S3SessionManager("s1", bucket=s3_bucket, prefix="p", tagging=policy)
+    tagged.storage.create("x/kept.json", b"{}")
+    tagged.storage.create("x/plain.json", b"{}")
+    untagged = S3SessionManager("s1", bucket=s3_bucket, prefix="q")
+    untagged.storage.create("x/kept.json", b"{}")
+    s3 = boto3.client("s3")
+
+    def tags(key: str) -> list[dict[str, str]]:
+        return list(s3.get_object_tagging(Bucket=s3_bucket, Key=key)["TagSet"])
+
+    assert asked == ["x/kept.json", "x/plain.json"]  # keys relative to the store's prefix
+    assert tags("p/x/kept.json") == [{"Key": "kind", "Value": "kept"}]
+    assert tags("p/x/plain.json") == []
+    assert tags("q/x/kept.json") == []  # no policy: the store tags nothing
