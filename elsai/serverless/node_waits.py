@@ -17,15 +17,23 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from elsai.errors import ElsaiError, SessionConflictError
 from elsai.ids import validate_id
 from elsai.serverless.answers import InterruptAlreadyAnsweredError
-from elsai.serverless.contract import AnswersWaitingError, service_keys
+from elsai.serverless.contract import (
+    AnswersWaitingError,
+    ParkRequest,
+    ParkResult,
+    service_keys,
+)
 from elsai.session.storage.base import StorageBackend
+
+if TYPE_CHECKING:
+    from elsai.serverless.contract.steps import StepContext
 
 T = TypeVar("T")
 #: Lost compare-and-swap races retried before giving up (writers are the API and one job).
@@ -163,6 +171,17 @@ def park_nodes(storage: StorageBackend, job_id: str, task_token: str) -> NodeWai
         return record
 
     return _update(storage, job_id, change)
+
+
+def serve_park_nodes(request: ParkRequest, context: StepContext) -> ParkResult:
+    """The ``park_nodes`` step: park a Graph/Swarm job on its nodes' waits.
+
+    Raises AnswersWaitingError when answers are already stored (the machine plans again).
+    """
+    manager = context.session_manager(request.session_id, request.job_id)
+    park_nodes(manager.storage, request.job_id, request.task_token)
+    context.log("graph/swarm job waiting for its nodes' interrupt responses")
+    return ParkResult()
 
 
 def forget_token(storage: StorageBackend, job_id: str, task_token: str) -> None:

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.ids import validate_id
-from elsai.serverless.contract import service_keys
+from elsai.serverless.contract import ParkRequest, ParkResult, service_keys
 
 if TYPE_CHECKING:
+    from elsai.serverless.contract.steps import StepContext
     from elsai.session.manager import SessionManager
     from elsai.session.storage.base import StorageBackend
 
@@ -69,6 +70,14 @@ def park_task_token(
         expected_version=current.version if current else None,
     )
     return record
+
+
+def serve_park(request: ParkRequest, context: StepContext) -> ParkResult:
+    """The ``park`` step: store the token the machine's task waits on until the API answers."""
+    manager = context.session_manager(request.session_id, request.job_id)
+    park_task_token(manager, request.job_id, request.task_token, request.interrupts)
+    context.log("job waiting for interrupt responses")
+    return ParkResult()
 
 
 def read_parked_token(storage: StorageBackend, job_id: str) -> ParkedTaskToken | None:

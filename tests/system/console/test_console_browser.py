@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from elsai.local import Fault, InvocationInfo
-from elsai.serverless.contract import RUN_SLICE
+from elsai.serverless.contract.steps import RUN_SLICE
 from tests.system.console.conftest import Console, Page, shoot, unlabelled_controls
 from tests.system.console.hostile import HOSTILE
 
