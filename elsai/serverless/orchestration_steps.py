@@ -9,6 +9,7 @@ imports this module.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,51 +23,35 @@ from elsai.serverless.contract.node_steps import (
     PlanResult,
 )
 from elsai.serverless.contract.steps import FOLD, NODE_SLICE, PLAN, StepContext
-from elsai.session.manager import SessionManager
+from elsai.session.storage.base import StorageBackend
 from elsai.telemetry.job_spans import job_step_span
 from elsai.telemetry.otel import OtelTracing
 from elsai.telemetry.spans import record_node
 
 R = TypeVar("R", PlanResult, NodeSliceResult)
-#: A step's work once its orchestrator is built: (steps, the job's session, tracing) -> result.
-Work = Callable[[OrchestratorSteps, SessionManager, "OtelTracing | None"], R]
+#: A step's work once its orchestrator is built: (steps, the job's storage, tracing) -> result.
+Work = Callable[[OrchestratorSteps, StorageBackend, "OtelTracing | None"], R]
 
 
 def serve_plan(request: JobStepRequest, context: StepContext) -> PlanResult:
     """The ``plan`` step: start or continue the run, name the nodes to run now."""
-    return _run_step(
-        PLAN,
-        request,
-        context,
-        lambda steps, manager, tracing: orchestration.plan(
-            request, steps, manager.storage, tracing
-        ),
-    )
+    return _run_step(PLAN, request, context, functools.partial(orchestration.plan, request))
 
 
 def serve_fold(request: FoldRequest, context: StepContext) -> PlanResult:
     """The ``fold`` step: record the batch's node reports, name the next batch or the end."""
-    return _run_step(
-        FOLD,
-        request,
-        context,
-        lambda steps, manager, tracing: orchestration.fold(
-            request, steps, manager.storage, tracing
-        ),
-    )
+    return _run_step(FOLD, request, context, functools.partial(orchestration.fold, request))
 
 
 def serve_node_slice(request: NodeSliceRequest, context: StepContext) -> NodeSliceResult:
     """The ``node_slice`` step: one slice of one node, stopped before the function's deadline."""
-    return _run_step(
-        NODE_SLICE,
-        request,
-        context,
-        lambda steps, manager, tracing: orchestration.run_node_slice(
+
+    def work(steps: OrchestratorSteps, *_: object) -> NodeSliceResult:
+        return orchestration.run_node_slice(
             request, steps, remaining_ms=context.remaining_ms, deadline=context.deadline
-        ),
-        node=request.node,
-    )
+        )
+
+    return _run_step(NODE_SLICE, request, context, work, node=request.node)
 
 
 def _run_step(
@@ -96,7 +81,7 @@ def _run_step(
             deadline=context.deadline,
             hooks=[tracing] if tracing is not None else None,
         )
-        result = work(steps, manager, tracing)
+        result = work(steps, manager.storage, tracing)
         if isinstance(result, NodeSliceResult):
             record_node(span, result.status, result.resumed_from_checkpoint, result.error)
     context.log(f"{action} finished", status=result.status)
