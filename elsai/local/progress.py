@@ -144,7 +144,7 @@ class Progress:
                 )
             return
         result = record.result or {}
-        if info.kind == "park":  # a Graph/Swarm job parks on its nodes' waits
+        if info.kind == "park":  # a single agent's wait, or a Graph/Swarm job's on its nodes
             with self._lock:
                 self._parks[info.job_id] = self._parks.get(info.job_id, 0) + 1
             names = [i.get("name") for i in record.event.get("interrupts") or []]
