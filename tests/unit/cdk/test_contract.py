@@ -108,7 +108,7 @@ def test_every_agent_step_never_retries_the_non_retryable_exceptions(
     never = {cls.__name__ for cls in contract.NON_RETRYABLE_EXCEPTIONS}
     retried = {cls.__name__ for cls in contract.RETRYABLE_EXCEPTIONS}
     steps = {n: s for n, (action, s) in _agent_tasks(states).items() if action in AGENT_STEPS}
-    assert {registry.RUN_SLICE, registry.PLAN, registry.NODE_SLICE, registry.FOLD} == AGENT_STEPS
+    assert {registry.RUN_SLICE, registry.PLAN, registry.NODE_SLICE, registry.FOLD} <= AGENT_STEPS
     assert {"RunSlice", "Plan", "Fold", "NodeSlice"} <= set(steps)
     for name, state in steps.items():
         first, *rest = state["Retry"]
