@@ -167,7 +167,7 @@ class JobsApi(Construct):
         # Reads: session summaries (session_<id>/...) and parked task tokens (jobs/...).
         for prefix in API_READ_PREFIXES:
             bucket.grant_read(self.function, prefix)
-        # The API's only writes, under jobs/ (elsai.session.layout.keys): a cancel record per job and a
+        # The API's only writes, under jobs/ (elsai.serverless.contract.service_keys): a cancel record per job and a
         # create-only claim per answered wait (DELETE /jobs/{id}, POST /jobs/{id}/responses), and
         # the job's version record (POST /jobs, POST /jobs/{id}/upgrade), and a Graph/Swarm job's
         # node waits record (POST /jobs/{id}/responses stores each node's answer there).

@@ -60,13 +60,10 @@ from elsai.serverless.contract import (
     COMPLETED,
     CONTINUE,
     FAILED,
-    FOLD,
     INTERRUPTED,
-    NODE_SLICE,
-    PARK_NODES,
-    PLAN,
     RUN,
 )
+from elsai.serverless.contract.steps import FOLD, NODE_SLICE, PARK_NODES, PLAN
 
 
 def model_call_budget(config: ElsaiConfig) -> dict[str, Any]:
@@ -244,8 +241,8 @@ class MultiAgentStates(Construct):
         task = invoke_agent(
             self,
             name,
+            action=action,
             payload={
-                "action": action,
                 "execution_id": sfn.JsonPath.execution_id,
                 **job_ids(),
                 **extra,
@@ -300,8 +297,8 @@ class MultiAgentStates(Construct):
             self,
             "NodeSlice",
             comment="One slice of one node; retries resume from the node's checkpoint.",
+            action=NODE_SLICE,
             payload={
-                "action": NODE_SLICE,
                 "execution_id": sfn.JsonPath.execution_id,
                 **node_ids,
                 "interrupt_responses": sfn.JsonPath.list_at("$.interrupt_responses"),
@@ -366,9 +363,8 @@ class MultiAgentStates(Construct):
             self,
             "WaitForNodeResponses",
             comment="Only waits are left: park one token; an answer to any node wakes Plan.",
-            wait_for_token=True,
+            action=PARK_NODES,
             payload={
-                "action": PARK_NODES,
                 "task_token": sfn.JsonPath.task_token,
                 **job_ids(),
                 "interrupts": sfn.JsonPath.list_at("$.plan.Payload.interrupts"),

@@ -61,10 +61,9 @@ from elsai.serverless.contract import (
     CONTINUE,
     INTERRUPTED,
     ORCHESTRATE,
-    PARK,
-    RUN_SLICE,
     STATES_TIMEOUT,
 )
+from elsai.serverless.contract.steps import PARK, RUN_SLICE
 
 __all__ = ["AgentStateMachine"]
 
@@ -140,8 +139,8 @@ class AgentStateMachine(Construct):
             self,
             "RunSlice",
             comment="One agent slice; retries resume from the session checkpoint.",
+            action=RUN_SLICE,
             payload={
-                "action": RUN_SLICE,
                 "job_id": path("$.job_id"),
                 "execution_id": sfn.JsonPath.execution_id,
                 "session_id": path("$.session_id"),
@@ -166,9 +165,8 @@ class AgentStateMachine(Construct):
             self,
             "WaitForResponses",
             comment="Park the task token in S3; the API answers with SendTaskSuccess.",
-            wait_for_token=True,
+            action=PARK,
             payload={
-                "action": PARK,
                 "task_token": sfn.JsonPath.task_token,
                 **job_ids(),
                 "interrupts": sfn.JsonPath.list_at("$.last.Payload.interrupts"),

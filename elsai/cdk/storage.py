@@ -15,7 +15,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from elsai.session.layout.keys import EXPIRING_TAG
+from elsai.serverless.contract.service_keys import EXPIRING_TAG, JOBS_PREFIX
 
 
 class SessionsBucket(Construct):
@@ -75,7 +75,7 @@ class SessionsBucket(Construct):
                 # wait is over: object age is the right measure here (sessions: see above).
                 s3.LifecycleRule(
                     id="expire-parked-task-tokens",
-                    prefix="jobs/",
+                    prefix=JOBS_PREFIX,
                     expiration=cdk.Duration.days(token_retention_days),
                 ),
                 # The same under every owner's owners/<tag>/jobs/ (tenant isolation): a

@@ -3,7 +3,8 @@
 The single-agent path (``state_machine.py``), the Graph/Swarm path (``multi_agent.py``) and
 the continuation (``continuation.py``) invoke the agent function, retry and catch the same
 way; building those pieces here keeps one definition of each (action, error names and
-statuses come from ``elsai.serverless.contract``).
+statuses come from ``elsai.serverless.contract``; each task's step from its registry,
+``elsai.serverless.contract.steps``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from elsai.serverless.contract import (
     STATES_ALL,
     THROTTLE_ERRORS,
 )
+from elsai.serverless.contract.steps import step
 
 # Step Functions has no null literal in Parameters and CDK drops Python None, so the
 # JSON null the handler contract asks for is produced by an intrinsic.
@@ -81,26 +83,28 @@ def invoke_agent(
     scope: Construct,
     construct_id: str,
     *,
+    action: str,
     payload: dict[str, Any],
     timeout_seconds: int,
     result_path: str,
     comment: str | None = None,
-    wait_for_token: bool = False,
 ) -> AgentTask:
-    """One call of the job's agent function version with ``payload`` (``action`` names the step).
+    """One call of the job's agent function version: the step ``action`` with ``payload``.
 
     The function is the state's ``$.agent_function``: the qualified ARN of the version the job
     started on (or was upgraded to), never the bare function, so a deploy changes no running
-    job's code. A call that waits for a task token keeps the whole answer; any other keeps only
-    the handler's ``Payload``. Retries are the caller's (``Retries``), in a known order.
+    job's code. A park step's call waits for a task token and keeps the whole answer; any other
+    keeps only the handler's ``Payload``. Retries are the caller's (``Retries``), in a known
+    order. ``payload``'s fields are the step's request model's (an unknown action fails here).
     """
+    wait_for_token = step(action).kind == "park"
     resource = f"arn:{cdk.Aws.PARTITION}:states:::lambda:invoke"
     state: dict[str, Any] = {
         "Type": "Task",
         "Resource": resource + (".waitForTaskToken" if wait_for_token else ""),
         "Parameters": {
             "FunctionName.$": AGENT_FUNCTION_PATH,
-            "Payload": sfn.FieldUtils.render_object(payload),
+            "Payload": sfn.FieldUtils.render_object({"action": action, **payload}),
         },
         "ResultPath": result_path,
         "TimeoutSeconds": timeout_seconds,

@@ -21,23 +21,22 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
+from elsai.serverless.contract import service_keys
 
-#: Where owner-namespaced data lives (elsai.session.layout.keys.OWNERS_PREFIX).
-OWNERS = "owners/*"
-#: The API's only writes (cancel records, answer claims, version records, node answers): under an owner's prefix, and at the
-#: root for jobs started before the stack turned isolation on, which admins may still read
-#: and steer (jobs_api.owner); their sessions and records at the root are only read.
+#: Where owner-namespaced data lives.
+OWNERS = f"{service_keys.OWNERS_PREFIX}*"
+_ANY_OWNER = f"{OWNERS}/"
+_CANCEL, _ANSWERS = service_keys.job_cancel_key("*"), service_keys.answers_prefix("*") + "*"
+_VERSION, _NODE_WAITS = service_keys.job_version_key("*"), service_keys.node_waits_key("*")
+#: The API's only writes (cancel records, answer claims, version records, node answers): under
+#: an owner's prefix, and at the root for jobs started before the stack turned isolation on,
+#: which admins may still read and steer (jobs_api.owner); their sessions and records at the
+#: root are only read.
 API_OWNER_WRITES = (
-    "owners/*/jobs/*/cancelled.json",
-    "owners/*/jobs/*/answers/*",
-    "jobs/*/cancelled.json",
-    "jobs/*/answers/*",
-    "owners/*/jobs/*/version.json",
-    "jobs/*/version.json",
-    "owners/*/jobs/*/node_waits.json",
-    "jobs/*/node_waits.json",
+    *(_ANY_OWNER + _CANCEL, _ANY_OWNER + _ANSWERS, _CANCEL, _ANSWERS),
+    *(_ANY_OWNER + _VERSION, _VERSION, _ANY_OWNER + _NODE_WAITS, _NODE_WAITS),
 )
-API_LEGACY_READS = ("session_*", "jobs/*")
+API_LEGACY_READS = ("session_*", f"{service_keys.JOBS_PREFIX}*")
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"  # elsai.serverless.scoped.TENANT_ROLE_ENV
 #: The id and text of the synth warning a deployment without isolation gets.
 ISOLATION_OFF_WARNING = "elsai:tenantIsolationOff"

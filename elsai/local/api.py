@@ -18,7 +18,7 @@ from typing import Any
 from elsai.local.invoker import InvocationRecord
 from elsai.local.progress import Progress
 from elsai.local.shapes import DEFAULT_CALLER, LocalLambdaContext, rest_proxy_event
-from elsai.serverless.contract import RUN_SLICE
+from elsai.serverless.contract.steps import RUN_SLICE
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "CANCELLED"})
 

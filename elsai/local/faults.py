@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from elsai.serverless.contract import NODE_SLICE, RUN_SLICE
+from elsai.serverless.contract.steps import RUN_SLICE, STEPS, StepKind
 
 FAULT_ENV = "ELSAI_LOCAL_FAULT"
 
@@ -23,10 +23,16 @@ class InvocationInfo:
     job_id: str
     session_id: str
     agent_id: str
-    action: str  # one of elsai.serverless.contract.ACTIONS
+    action: str  # one of elsai.serverless.contract.steps.ACTIONS
     slice: int
     attempt: int
     tool_runs: int = 0  # tool runs this job already did (in any process), from the ledger
+
+    @property
+    def kind(self) -> StepKind | None:
+        """The registry's kind of the step (a slice runs tools, a park waits); None: unknown."""
+        step = STEPS.get(self.action)
+        return step.kind if step is not None else None
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,7 @@ def kill_in_job_tool(n: int = 2) -> FaultPlan:
     """
 
     def plan(info: InvocationInfo) -> Fault | None:
-        if info.action in (RUN_SLICE, NODE_SLICE) and info.tool_runs < n:
+        if info.kind == "slice" and info.tool_runs < n:
             return Fault(kill_in_tool=n - info.tool_runs)
         return None
 

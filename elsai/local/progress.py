@@ -12,15 +12,8 @@ from typing import Any
 
 from elsai.local.events import EventSink, LocalEvent
 from elsai.local.invoker import InvocationRecord
-from elsai.serverless.contract import (
-    ANSWERS_WAITING_ERROR,
-    FOLD,
-    NODE_SLICE,
-    PARK,
-    PARK_NODES,
-    PLAN,
-    RUN_SLICE,
-)
+from elsai.serverless.contract import ANSWERS_WAITING_ERROR
+from elsai.serverless.contract.steps import RUN_SLICE
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -49,10 +42,11 @@ class Progress:
         **data: Any,
     ) -> None:
         """Record one event and pass it to the sink (tagged with its node or step, if any)."""
-        if record is not None and record.info.action == NODE_SLICE:
+        step_kind = record.info.kind if record is not None else None
+        if record is not None and step_kind == "slice" and record.event.get("node"):
             data.setdefault("node", record.info.agent_id)  # a Graph/Swarm node's own slice
-        elif record is not None and record.info.action in (PLAN, FOLD):
-            data.setdefault("step", record.info.action)
+        elif record is not None and step_kind == "schedule":
+            data.setdefault("step", record.info.action)  # a Graph/Swarm plan or fold
         event = LocalEvent(
             kind,
             job_id,
@@ -150,7 +144,7 @@ class Progress:
                 )
             return
         result = record.result or {}
-        if info.action in (PARK, PARK_NODES):  # a Graph/Swarm job parks on its nodes' waits
+        if info.kind == "park":  # a single agent's wait, or a Graph/Swarm job's on its nodes
             with self._lock:
                 self._parks[info.job_id] = self._parks.get(info.job_id, 0) + 1
             names = [i.get("name") for i in record.event.get("interrupts") or []]

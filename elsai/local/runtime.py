@@ -35,14 +35,10 @@ from elsai.local.invoker import InvocationRecord, run_child
 from elsai.local.progress import Progress
 from elsai.local.sfn_start_execution import botocore_names_for_start_execution
 from elsai.local.shapes import ACCOUNT, REGION
-from elsai.local.template import (
-    SynthesizedService,
-    function_environment,
-    load_service,
-    resource,
-)
+from elsai.local.template import SynthesizedService, function_environment, load_service, resource
 from elsai.local.zygote import Zygote
-from elsai.serverless.contract import HANDLER_MODULES, RUN_SLICE, handler_name
+from elsai.serverless.contract import HANDLER_MODULES, handler_name
+from elsai.serverless.contract.steps import RUN_SLICE
 
 AGENT_FUNCTION, API_FUNCTION = "elsai-agent", "elsai-api"
 BUCKET = "elsai-sessions-local"

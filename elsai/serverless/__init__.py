@@ -3,8 +3,9 @@
 `run_slice` runs one Step Functions "slice" of an agent job: it rebuilds the agent from S3
 with stable ids, invokes it exactly-once for the execution, and stops at a loop boundary
 before the Lambda deadline. `lambdas/agent_handler.py` wraps it with Powertools.
-`elsai.serverless.contract` owns what the state machine and the handler exchange (actions,
-step requests and results, statuses, error names).
+`elsai.serverless.contract` owns what the state machine and the handler exchange (the step
+registry: each action, its request and result models and the function serving it; statuses,
+error names; the storage keys of jobs and owners).
 `park_task_token`/`read_parked_token` share one record model for a job waiting on input,
 and `elsai.serverless.limits` holds the size and id limits the jobs API and its CDK
 request models both enforce.

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from elsai.errors import ElsaiError, SessionConflictError
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 from elsai.session.storage.base import StorageBackend
 
 Status = Literal["sending", "sent", "failed"]
@@ -77,7 +77,7 @@ def claim_answer(
     storage: StorageBackend, job_id: str, task_token: str, responses: list[dict[str, Any]]
 ) -> AnswerClaim:
     """Claim the right to send `task_token` with `responses`, or raise if already answered."""
-    key = keys.job_answer_key(job_id, task_token)
+    key = service_keys.job_answer_key(job_id, task_token)
     record = AnswerRecord(
         job_id=job_id,
         status="sending",
@@ -110,7 +110,7 @@ def claim_answer(
 
 def answer_sent(storage: StorageBackend, job_id: str, task_token: str) -> bool:
     """Whether this wait's token was sent with its answers (the wait is closed for good)."""
-    key = keys.job_answer_key(job_id, task_token)
+    key = service_keys.job_answer_key(job_id, task_token)
     found = storage.read(key)
     if found is None:
         return False

@@ -21,9 +21,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from elsai.serverless.contract import version_of
+from elsai.serverless.contract import service_keys, version_of
 from elsai.serverless.errors import BuildMismatchError
-from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 
 if TYPE_CHECKING:
@@ -141,7 +140,7 @@ def check_build(storage: StorageBackend, job_id: str, current: BuildFingerprint)
     Raises ``BuildMismatchError`` when the job is on the version it recorded and the agent
     differs. An unreadable record is replaced: it is untrusted data, not a reason to fail.
     """
-    key = keys.job_fingerprint_key(job_id)
+    key = service_keys.job_fingerprint_key(job_id)
     stored = storage.read(key)
     record: FingerprintRecord | None = None
     if stored is not None:

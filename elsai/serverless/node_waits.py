@@ -17,16 +17,23 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from elsai.errors import ElsaiError, SessionConflictError
 from elsai.ids import validate_id
 from elsai.serverless.answers import InterruptAlreadyAnsweredError
-from elsai.serverless.contract import AnswersWaitingError
-from elsai.session.layout import keys
+from elsai.serverless.contract import (
+    AnswersWaitingError,
+    ParkRequest,
+    ParkResult,
+    service_keys,
+)
 from elsai.session.storage.base import StorageBackend
+
+if TYPE_CHECKING:
+    from elsai.serverless.contract.steps import StepContext
 
 T = TypeVar("T")
 #: Lost compare-and-swap races retried before giving up (writers are the API and one job).
@@ -86,7 +93,7 @@ def read_waits(storage: StorageBackend, job_id: str) -> NodeWaits | None:
 
 
 def _read(storage: StorageBackend, job_id: str) -> tuple[NodeWaits, str] | None:
-    key = keys.node_waits_key(validate_id(job_id, "job_id"))
+    key = service_keys.node_waits_key(validate_id(job_id, "job_id"))
     stored = storage.read(key)
     if stored is None:
         return None
@@ -98,7 +105,7 @@ def _read(storage: StorageBackend, job_id: str) -> tuple[NodeWaits, str] | None:
 
 def _update(storage: StorageBackend, job_id: str, change: Callable[[NodeWaits], T]) -> T:
     """Apply `change` to the current record and write it conditionally; re-read on a lost race."""
-    key = keys.node_waits_key(validate_id(job_id, "job_id"))
+    key = service_keys.node_waits_key(validate_id(job_id, "job_id"))
     for attempt in range(MAX_ATTEMPTS):
         found = _read(storage, job_id)
         record, version = found if found is not None else (NodeWaits(job_id=job_id), None)
@@ -164,6 +171,17 @@ def park_nodes(storage: StorageBackend, job_id: str, task_token: str) -> NodeWai
         return record
 
     return _update(storage, job_id, change)
+
+
+def serve_park_nodes(request: ParkRequest, context: StepContext) -> ParkResult:
+    """The ``park_nodes`` step: park a Graph/Swarm job on its nodes' waits.
+
+    Raises AnswersWaitingError when answers are already stored (the machine plans again).
+    """
+    manager = context.session_manager(request.session_id, request.job_id)
+    park_nodes(manager.storage, request.job_id, request.task_token)
+    context.log("graph/swarm job waiting for its nodes' interrupt responses")
+    return ParkResult()
 
 
 def forget_token(storage: StorageBackend, job_id: str, task_token: str) -> None:

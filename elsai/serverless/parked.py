@@ -3,7 +3,7 @@
 When a slice stops on interrupts, the state machine's `waitForTaskToken` task hands the
 agent Lambda a task token; `park_task_token` stores it with the pending interrupts, and the
 jobs API reads it back to report WAITING_FOR_INPUT and to send the answers. Both sides use
-this one model and the one key from `elsai.session.layout.keys.job_token_key`.
+this one model and the one key from `elsai.serverless.contract.service_keys.job_token_key`.
 
 A Graph or Swarm job keeps its nodes' waits apart instead (`elsai.serverless.node_waits`).
 """
@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from elsai.ids import validate_id
-from elsai.session.layout import keys
+from elsai.serverless.contract import ParkRequest, ParkResult, service_keys
 
 if TYPE_CHECKING:
+    from elsai.serverless.contract.steps import StepContext
     from elsai.session.manager import SessionManager
     from elsai.session.storage.base import StorageBackend
 
@@ -61,7 +62,7 @@ def park_task_token(
         job_id=job_id, task_token=task_token, interrupts=interrupts, parked_at=time.time()
     )
     storage = session_manager.storage
-    key = keys.job_token_key(job_id)
+    key = service_keys.job_token_key(job_id)
     current = storage.read(key)
     storage.replace(
         key,
@@ -71,13 +72,21 @@ def park_task_token(
     return record
 
 
+def serve_park(request: ParkRequest, context: StepContext) -> ParkResult:
+    """The ``park`` step: store the token the machine's task waits on until the API answers."""
+    manager = context.session_manager(request.session_id, request.job_id)
+    park_task_token(manager, request.job_id, request.task_token, request.interrupts)
+    context.log("job waiting for interrupt responses")
+    return ParkResult()
+
+
 def read_parked_token(storage: StorageBackend, job_id: str) -> ParkedTaskToken | None:
     """The record `park_task_token` wrote for `job_id`, or None if none.
 
     The record may be stale (already answered); a record that is not one at all is an
     error naming its key, never silently "not waiting".
     """
-    return _parse(storage, keys.job_token_key(validate_id(job_id, "job_id")))
+    return _parse(storage, service_keys.job_token_key(validate_id(job_id, "job_id")))
 
 
 def _parse(storage: StorageBackend, key: str) -> ParkedTaskToken | None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 
 SESSION_PREFIX = "session_"
 DELETE_BATCH = 1000  # DeleteObjects' limit per request
@@ -83,14 +83,14 @@ def session_name(owner_prefix: str, session_id: str) -> str:
 def _all_sessions(client: Any, bucket: str) -> Iterator[dict[str, Any]]:
     """Every object under ``session_*`` at the root and under every owner's prefix."""
     yield from _objects(client, bucket, SESSION_PREFIX)
-    yield from _objects(client, bucket, keys.OWNERS_PREFIX)
+    yield from _objects(client, bucket, service_keys.OWNERS_PREFIX)
 
 
 def last_activity(objects: Iterable[dict[str, Any]]) -> dict[str, dt.datetime]:
     """Newest ``LastModified`` per session directory (``[owners/<tag>/]session_<id>/``)."""
     newest: dict[str, dt.datetime] = {}
     for obj in objects:
-        owner, rest = keys.split_owner(str(obj["Key"]))
+        owner, rest = service_keys.split_owner(str(obj["Key"]))
         directory, sep, _ = rest.partition("/")
         if not sep or not directory.startswith(SESSION_PREFIX):
             continue  # not inside a session directory: never the sweeper's business
@@ -126,7 +126,7 @@ def sweep_idle_sessions(
     idle = sorted(d for d, newest in activity.items() if newest < cutoff)
     keep = set(live()) if idle and live is not None else set()
     for directory in idle:
-        owner, rest = keys.split_owner(directory)
+        owner, rest = service_keys.split_owner(directory)
         name = session_name(owner, rest.removeprefix(SESSION_PREFIX).rstrip("/"))
         if name in keep:
             report.sessions_kept_live.append(name)

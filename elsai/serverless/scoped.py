@@ -8,7 +8,7 @@ assumes it with a *session policy* naming exactly this job's objects:
 
 - ``<owner prefix>session_<session_id>/*`` (the session the job runs on) and
   ``<owner prefix>jobs/<job_id>/*`` (its parked token, answers, cancel record): get + put
-  (with the object tag a parked token's age expiry matches, `keys.EXPIRING_TAG`);
+  (with the object tag a parked token's age expiry matches, `service_keys.EXPIRING_TAG`);
 - ``s3:ListBucket`` on the bucket, only for those two prefixes (an ``s3:prefix`` condition):
   a tool cannot list other sessions' key names (session ids, owner tags). S3 answers 404
   rather than 403 for a missing key only to a caller allowed to list, and a GetObject request
@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from elsai.ids import validate_id
+from elsai.serverless.contract import service_keys
 from elsai.session.layout import keys
 
 #: The role a slice assumes for its agent (set by the CDK stack when isolation is on).
@@ -49,7 +50,7 @@ CREDENTIALS_SECONDS = 3600
 #: more than a whole Lambda invocation (15 min), so they never expire mid-slice.
 REUSE_MARGIN_SECONDS = 20 * 60
 
-_JOB_RE = re.compile(rf"^o([0-9a-f]{{{keys.OWNER_TAG_CHARS}}})-.")
+_JOB_RE = re.compile(rf"^o([0-9a-f]{{{service_keys.OWNER_TAG_CHARS}}})-.")
 _CREDENTIAL_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 #: Other ways to the function's own credentials (a profile, the container credentials
 #: endpoint that SnapStart functions use): hidden while a scoped block runs.
@@ -66,7 +67,7 @@ _env_lock = threading.Lock()
 
 def owned_job_id(tag: str, rest: str) -> str:
     """The id of a job of the owner with `tag` (`rest` makes it unique)."""
-    keys.owner_prefix(tag)  # a malformed tag is refused here, not trusted later
+    service_keys.owner_prefix(tag)  # a malformed tag is refused here, not trusted later
     return f"o{tag}-{rest}"
 
 
@@ -79,7 +80,7 @@ def job_owner_tag(job_id: str) -> str | None:
 def job_storage_prefix(job_id: str) -> str:
     """The storage prefix of job `job_id`'s owner ("" for a job without an owner)."""
     tag = job_owner_tag(job_id)
-    return keys.owner_prefix(tag) if tag else ""
+    return service_keys.owner_prefix(tag) if tag else ""
 
 
 _IAM_ESCAPES = {"*": "${*}", "?": "${?}", "$": "${$}"}
@@ -98,7 +99,7 @@ def session_policy(
     validate_id(job_id, "job_id")
     own = [
         literal(prefix + keys.session_dir(session_id)) + "*",
-        literal(f"{prefix}jobs/{job_id}/") + "*",
+        literal(prefix + service_keys.job_dir(job_id)) + "*",
     ]
     return {
         "Version": "2012-10-17",

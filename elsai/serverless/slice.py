@@ -8,7 +8,7 @@ anywhere is simply retried and the checkpoint resumes it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elsai.agent import Agent
 from elsai.errors import AgentFactoryError
@@ -30,9 +30,12 @@ from elsai.session.manager import SessionManager
 from elsai.telemetry.otel import OtelTracing
 from elsai.telemetry.spans import record_slice, slice_span
 
+if TYPE_CHECKING:
+    from elsai.serverless.contract.steps import StepContext
+
 MAX_TEXT_CHARS = MAX_SLICE_TEXT_CHARS  # keep Step Functions state far below its 256 KiB cap
 
-__all__ = ["MAX_TEXT_CHARS", "SliceRequest", "SliceResult", "run_slice"]
+__all__ = ["MAX_TEXT_CHARS", "SliceRequest", "SliceResult", "run_slice", "serve_slice"]
 
 
 def run_slice(
@@ -96,3 +99,32 @@ def _slice_input(request: SliceRequest, agent: Agent) -> SliceInput:
     if request.prompt is not None:
         return SliceInput(request.prompt, request.execution_id)
     return SliceInput.continuation(request.execution_id, request.slice)
+
+
+def serve_slice(request: SliceRequest, context: StepContext) -> SliceResult:
+    """The ``run_slice`` step: one slice of the job's agent, with its metrics and log line."""
+    factory = context.factory()
+    manager = context.session_manager(request.session_id, request.job_id)
+    result = run_slice(
+        request,
+        session_manager=manager,
+        factory=factory,
+        remaining_ms=context.remaining_ms,
+        deadline=context.deadline,
+        tracing=context.tracing(),
+        span_attributes={"faas.invocation_id": context.invocation_id},
+    )
+    context.count("Slices")
+    context.count("Cycles", result.cycles)
+    if result.resumed_from_checkpoint:
+        context.count("Resumes")
+        context.count(f"ResumedFrom_{result.resume_position}")
+    context.log(
+        "slice finished",
+        status=result.status,
+        stop_reason=result.stop_reason,
+        slice=result.slice,
+        resumed_from_checkpoint=result.resumed_from_checkpoint,
+        resume_position=result.resume_position,
+    )
+    return result

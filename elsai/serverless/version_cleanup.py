@@ -38,10 +38,10 @@ class VersionCleanupReport(BaseModel):
 
 def live_versions(sfn: Any, state_machine_arn: str, read: Reader) -> set[str]:
     """The versions RUNNING jobs' inputs and version records name."""
+    from elsai.serverless.contract import service_keys
     from elsai.serverless.executions import loads
     from elsai.serverless.scoped import job_storage_prefix
     from elsai.serverless.versions import JobVersion
-    from elsai.session.layout import keys
 
     found: set[str] = set()
     paginator = sfn.get_paginator("list_executions")
@@ -59,7 +59,7 @@ def live_versions(sfn: Any, state_machine_arn: str, read: Reader) -> set[str]:
                 continue
             prefix = job_storage_prefix(str(execution.get("name", "")))
             try:
-                data = read(prefix + keys.job_version_key(job_id))
+                data = read(prefix + service_keys.job_version_key(job_id))
                 record = JobVersion.model_validate_json(data) if data is not None else None
             except ValueError:  # an invalid id or a corrupt record: keeps nothing more
                 record = None

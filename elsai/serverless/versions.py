@@ -1,7 +1,7 @@
 """The job's version record: which agent function version it runs on, its policy, its upgrades.
 
 A job is pinned to the version it started on (elsai/cdk/pinning.py): the execution's input
-names it. The jobs API also keeps ``jobs/<job_id>/version.json`` (``keys.job_version_key``):
+names it. The jobs API also keeps ``jobs/<job_id>/version.json`` (``service_keys.job_version_key``):
 the version the job started on, the one it runs on from its next resume, its
 ``version_policy`` and every upgrade (from, to, when). A missing or unreadable record means
 "never upgraded": the job stays on the version its execution names.
@@ -14,8 +14,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from elsai.serverless.contract import VersionPolicy, version_of
-from elsai.session.layout import keys
+from elsai.serverless.contract import VersionPolicy, service_keys, version_of
 from elsai.session.storage.base import StorageBackend
 
 
@@ -48,7 +47,7 @@ class JobVersion(BaseModel):
 
 def read_job_version(storage: StorageBackend, job_id: str) -> tuple[JobVersion | None, str | None]:
     """The record and its stored version tag; (None, tag) when absent or corrupt."""
-    stored = storage.read(keys.job_version_key(job_id))
+    stored = storage.read(service_keys.job_version_key(job_id))
     if stored is None:
         return None, None
     try:
@@ -61,4 +60,4 @@ def read_job_version(storage: StorageBackend, job_id: str) -> tuple[JobVersion |
 def write_job_version(storage: StorageBackend, record: JobVersion, expected: str | None) -> None:
     """Replace the record if it is still the one read (``expected``); a conflict raises."""
     data = record.model_dump_json().encode()
-    storage.replace(keys.job_version_key(record.job_id), data, expected_version=expected)
+    storage.replace(service_keys.job_version_key(record.job_id), data, expected_version=expected)

@@ -9,6 +9,7 @@ manager holds the user-facing knobs; `bind_agent` freezes them into the binding'
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from elsai.ids import validate_id
@@ -126,7 +127,9 @@ class FileSessionManager(SessionManager):
 class S3SessionManager(SessionManager):
     """Sessions in S3 under `prefix` (conditional PUTs enforce a single writer).
 
-    Honours the standard boto3 configuration, including `AWS_ENDPOINT_URL_S3`.
+    Honours the standard boto3 configuration, including `AWS_ENDPOINT_URL_S3`. `tagging` is
+    the store's tagging policy: the S3 ``Tagging`` a write of a key (relative to `prefix`)
+    carries, or None; the caller decides which of its own objects its lifecycle rules find.
     """
 
     def __init__(
@@ -136,6 +139,7 @@ class S3SessionManager(SessionManager):
         prefix: str = "",
         boto_session: Any = None,
         region_name: str | None = None,
+        tagging: Callable[[str], str | None] | None = None,
     ) -> None:
         from elsai.session.storage.s3 import S3Storage
 
@@ -149,6 +153,6 @@ class S3SessionManager(SessionManager):
                 prefix=prefix,
                 boto_session=boto_session,
                 region_name=region_name,
-                tagging=keys.object_tagging,  # parked tokens expire by age, under any owner
+                tagging=tagging,
             ),
         )

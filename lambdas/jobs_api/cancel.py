@@ -15,7 +15,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from elsai.errors import SessionConflictError
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 from elsai_lambdas.jobs_api import aws, jobs
 from elsai_lambdas.jobs_api.errors import Conflict, NotFound
 from elsai_lambdas.jobs_api.status import CANCEL_ERROR, CancelRecord, public_status
@@ -56,7 +56,7 @@ def cancel_job(job_id: str) -> dict[str, Any]:
 
 def _record_cancel(job_id: str, data: bytes) -> None:
     """Write the cancel record through the session store, like every other API write."""
-    storage, key = aws.storage(), keys.job_cancel_key(job_id)
+    storage, key = aws.storage(), service_keys.job_cancel_key(job_id)
     current = storage.read(key)
     with contextlib.suppress(SessionConflictError):  # a concurrent cancel recorded it already
         storage.replace(key, data, expected_version=current.version if current else None)

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from elsai.serverless import limits
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 from elsai_lambdas.jobs_api import events, listing
 from elsai_lambdas.jobs_api.models import AnswerJob, StartJob
 
@@ -69,7 +69,7 @@ IDEMPOTENCY_KEY = {
     "minLength": 1,
     "maxLength": limits.MAX_IDEMPOTENCY_KEY_CHARS,
 }
-OWNER_TAG = {"type": "string", "pattern": f"^[0-9a-f]{{{keys.OWNER_TAG_CHARS}}}$"}
+OWNER_TAG = {"type": "string", "pattern": f"^[0-9a-f]{{{service_keys.OWNER_TAG_CHARS}}}$"}
 CURSOR = {"type": "string", "maxLength": events.MAX_CURSOR_CHARS}  # "": from the start
 
 

@@ -10,8 +10,8 @@ request names its caller, and the caller owns what it creates:
   share a role and want to share jobs must use one session name. Without ``userArn``,
   ``accountId`` + ``caller`` (the principal id) is used. With ``ELSAI_AUTH=cognito`` (a
   Cognito user pool authorizer) the identity is the token's ``sub`` claim. No identity: 401.
-- **Storage.** An owner's sessions and job records live under
-  ``owners/<tag>/`` (`elsai.session.layout.keys.owner_prefix`, a hash of the identity), the spec's
+- **Storage.** An owner's sessions and job records live under ``owners/<tag>/``
+  (`elsai.serverless.contract.service_keys.owner_prefix`, a hash of the identity), the spec's
   layout unchanged below it: two callers' ``customer-42`` are different sessions.
 - **Jobs.** A job's id carries its owner's tag (``o<tag>-...``,
   `elsai.serverless.scoped.owned_job_id`), so the slices find the owner's prefix from the job
@@ -33,8 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from elsai.serverless import limits
+from elsai.serverless.contract import service_keys
 from elsai.serverless.scoped import job_owner_tag, owned_job_id
-from elsai.session.layout import keys
 from elsai_lambdas.jobs_api.errors import InvalidRequest, NotFound, Unidentified
 
 TENANCY_ENV = "ELSAI_TENANCY"
@@ -60,12 +60,12 @@ class Caller:
     @property
     def tag(self) -> str:
         """The owner tag of this caller (in its job ids and storage prefix)."""
-        return keys.owner_tag(self.owner)
+        return service_keys.owner_tag(self.owner)
 
     @property
     def prefix(self) -> str:
         """Where this caller's sessions and job records live."""
-        return keys.owner_prefix(self.tag)
+        return service_keys.owner_prefix(self.tag)
 
 
 _caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("caller", default=None)
@@ -176,10 +176,10 @@ def session_prefix(owner_tag: str | None) -> str:
             "owner= applies only with tenant isolation (one shared namespace here)"
         )
     try:
-        prefix = keys.owner_prefix(owner_tag)
+        prefix = service_keys.owner_prefix(owner_tag)
     except ValueError:
         raise InvalidRequest(
-            f"owner must be an owner tag: {keys.OWNER_TAG_CHARS} lowercase hex characters "
+            f"owner must be an owner tag: {service_keys.OWNER_TAG_CHARS} lowercase hex characters "
             "(the part of a job id between its 'o' and the first '-')"
         ) from None
     if not (caller.admin or owner_tag == caller.tag):
@@ -212,7 +212,7 @@ def _authorize(raw_event: dict[str, Any], path: str) -> tuple[Caller, str]:
         return caller, ""  # a job started before isolation: its records are at the root
     if tag is None or not (caller.admin or tag == caller.tag):
         raise NotFound(f"no job {job_id!r}")  # the same answer as for a job that never was
-    return caller, keys.owner_prefix(tag)
+    return caller, service_keys.owner_prefix(tag)
 
 
 def middleware(app: Any, next_middleware: Callable[[Any], Any]) -> Any:

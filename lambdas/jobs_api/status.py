@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
 
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 from elsai_lambdas.jobs_api import aws
 from elsai_lambdas.jobs_api.telemetry import logger
 
@@ -47,7 +47,7 @@ def load_cancel_record(job_id: str, data: bytes) -> CancelRecord | None:
 
 def is_cancelled(job_id: str) -> bool:
     """Whether the API recorded a (valid) cancel request for `job_id`."""
-    stored = aws.storage().read(keys.job_cancel_key(job_id))
+    stored = aws.storage().read(service_keys.job_cancel_key(job_id))
     return stored is not None and load_cancel_record(job_id, stored.data) is not None
 
 

@@ -60,10 +60,10 @@ def _build_changes(job_id: str) -> list[str]:
     """What the last upgrade changed in the agent, as its first slice on the new code saw it."""
     from pydantic import ValidationError
 
+    from elsai.serverless.contract import service_keys
     from elsai.serverless.fingerprint import FingerprintRecord
-    from elsai.session.layout import keys
 
-    stored = aws.storage().read(keys.job_fingerprint_key(job_id))
+    stored = aws.storage().read(service_keys.job_fingerprint_key(job_id))
     if stored is None:
         return []
     try:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from elsai.cli.jobs.client import local_state_file
-from elsai.serverless.contract import RUN_SLICE
+from elsai.serverless.contract.steps import RUN_SLICE
 
 
 def add_serve(commands: Any) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from elsai.cli.local.answers import exit_code
 from elsai.cli.render import Style, job_heading, write
-from elsai.serverless.contract import NODE_SLICE
+from elsai.serverless.contract.steps import NODE_SLICE
 
 EXAMPLES = {"graph": "example_graph:build_graph"}
 KILLED_NODE = "writer_a"

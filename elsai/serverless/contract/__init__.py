@@ -1,19 +1,21 @@
 """What the deployed parts agree on: one owner for the names and payloads they exchange.
 
 The state machine (``elsai.cdk``), the agent handler (``elsai_lambdas.agent_handler``) and the
-local runtime (``elsai.local``) all import from here: the action each task sends, the request
-and result model of every step, the statuses the machine's Choice states branch on, and the
-error names its Retry and Catch lists match. Error names the handler raises are derived from
-the exception classes (the Lambda runtime reports a class's ``__name__`` as the error), so a
-renamed class renames its entry in the machine. ``tests/unit/cdk/test_contract.py`` checks
-the synthesized machine against these.
+local runtime (``elsai.local``) all import from here: the statuses the machine's Choice states
+branch on, the error names its Retry and Catch lists match, and the request and result models
+of the single-agent steps. Error names the handler raises are derived from the exception
+classes (the Lambda runtime reports a class's ``__name__`` as the error), so a renamed class
+renames its entry in the machine. ``tests/unit/cdk/test_contract.py`` checks the synthesized
+machine against these.
 
 The CDK constructs name the handlers by module path (below); the bundle and the local runtime
 import them by the same paths, and a checkout's editable install and a wheel provide them the
 same way (``pyproject.toml`` maps ``lambdas/`` to the ``elsai_lambdas`` package).
 
-The request and result models of the steps only a Graph or Swarm job takes are in
-``elsai.serverless.contract.node_steps``, with `STEP_MODELS`: every action's two models.
+The steps themselves (each action, its two models and the function serving it) are the
+registry in ``elsai.serverless.contract.steps``; the models of the steps only a Graph or
+Swarm job takes are in ``elsai.serverless.contract.node_steps``; the keys of the service's
+job and owner records in ``elsai.serverless.contract.service_keys``.
 """
 
 from __future__ import annotations
@@ -78,23 +80,6 @@ def version_of(function_arn: str) -> str:
     _, _, qualifier = rest.partition(":")
     return qualifier or "$LATEST"
 
-
-# -- actions: what a task asks the agent function to do ---------------------------------------
-
-Action = Literal["run_slice", "park", "plan", "node_slice", "fold", "park_nodes"]
-#: One slice of a single-agent job (also the default of an event without ``action``).
-RUN_SLICE: Final = "run_slice"
-#: Park the task token of a job waiting for interrupt responses.
-PARK: Final = "park"
-#: Start or continue a Graph/Swarm run; name the ready nodes.
-PLAN: Final = "plan"
-#: One slice of one node of a Graph/Swarm run (a Map branch).
-NODE_SLICE: Final = "node_slice"
-#: Record a batch's node reports; name the next batch or the end.
-FOLD: Final = "fold"
-#: Park a Graph/Swarm job whose only nodes left wait for people (one token, every node's wait).
-PARK_NODES: Final = "park_nodes"
-ACTIONS: Final[tuple[str, ...]] = get_args(Action)
 
 # -- statuses: what a step returns and the machine's Choice states branch on -----------------
 
@@ -251,8 +236,12 @@ class SliceResult(BaseModel):
     slice: int = 0
 
 
-class ParkNodesRequest(BaseModel):
-    """Park a Graph/Swarm job: every node left waits for a person (the waits are stored)."""
+class ParkRequest(BaseModel):
+    """Park a task token: the job waits until the jobs API answers its interrupts.
+
+    Both parks take it: a single agent's (``park``) and a Graph's or Swarm's whose nodes left
+    all wait for people (``park_nodes``, whose waits are stored per node already).
+    """
 
     model_config: ClassVar[ConfigDict] = ConfigDict(extra="ignore", defer_build=True)
 
@@ -260,12 +249,10 @@ class ParkNodesRequest(BaseModel):
     job_id: str
     session_id: str
     agent_id: str = "agent"
-
-
-class ParkRequest(ParkNodesRequest):
-    """Park a task token: the job waits until the jobs API answers its interrupts."""
-
+    #: The interrupts the job waits on (stored with a single agent's token; shown locally).
     interrupts: list[dict[str, Any]] | None = None
+    #: The qualified ARN of the version this step was invoked as (the job's pinned version).
+    agent_function: str | None = None
 
 
 class ParkResult(BaseModel):

@@ -1,33 +1,21 @@
-"""The steps only a Graph or Swarm job takes (plan, node slice, fold), and every action's models.
+"""Models of the steps only a Graph or Swarm job takes: plan, node slice and fold.
 
-Part of the contract (`elsai.serverless.contract` owns the names these steps use), in a module
-of its own so that a single-agent slice's cold start defines none of these models: the agent
-handler imports it for a Graph's or Swarm's steps only. `STEP_MODELS` maps every action, the
-single-agent ones too, to the model its request is validated with and the model of its result.
+Part of the contract (the registry `elsai.serverless.contract.steps` names these models), in a
+module of its own so that a single-agent slice's cold start defines none of them: the agent
+handler imports it for a Graph's or Swarm's steps only.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, NamedTuple
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from elsai.serverless.contract import (
-    FOLD,
     MULTI_AGENT_FAILED,
-    NODE_SLICE,
-    PARK,
-    PARK_NODES,
-    PLAN,
-    RUN_SLICE,
     JobStepRequest,
     NodeSliceStatus,
-    ParkNodesRequest,
-    ParkRequest,
-    ParkResult,
     RunStatus,
-    SliceRequest,
-    SliceResult,
 )
 
 
@@ -96,25 +84,3 @@ class NodeSliceResult(BaseModel):
     node_model_calls: int = 0
     started_at: float = 0.0
     ended_at: float = 0.0
-
-
-class StepModels(NamedTuple):
-    """An action's two models: the handler validates the event with one, the machine reads the other.
-
-    `request` validates the event the state machine sends; `result` is what it reads from
-    ``Payload``.
-    """
-
-    request: type[BaseModel]
-    result: type[BaseModel]
-
-
-#: Each action's request and result model.
-STEP_MODELS: Final[dict[str, StepModels]] = {
-    RUN_SLICE: StepModels(SliceRequest, SliceResult),
-    PARK: StepModels(ParkRequest, ParkResult),
-    PLAN: StepModels(JobStepRequest, PlanResult),
-    NODE_SLICE: StepModels(NodeSliceRequest, NodeSliceResult),
-    FOLD: StepModels(FoldRequest, PlanResult),
-    PARK_NODES: StepModels(ParkNodesRequest, ParkResult),
-}

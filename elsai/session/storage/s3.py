@@ -118,8 +118,8 @@ class S3Storage(StorageBackend):
         boto_session: The session to build the shared client from.
         region_name: The client's region, when not the session's.
         client: A ready S3 client; `boto_session` and `region_name` are then ignored.
-        tagging: The ``Tagging`` a write of a key (relative to `prefix`) carries, or None
-            (`elsai.session.layout.keys.object_tagging`: how lifecycle finds parked tokens).
+        tagging: The ``Tagging`` a write of a key (relative to `prefix`) carries, or None: the
+            caller's policy (its lifecycle rules find some of its objects by tag).
     """
 
     def __init__(

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from elsai.local import Fault, InvocationInfo
-from elsai.serverless.contract import RUN_SLICE
+from elsai.serverless.contract.steps import RUN_SLICE
 from elsai.session.layout import keys
 from tests.system.console.conftest import (
     Console,

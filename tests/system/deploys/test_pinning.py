@@ -13,7 +13,7 @@ from elsai.cli import main as cli_main
 from elsai.local import Fault, InvocationInfo
 from elsai.local.faults import every_slice
 from elsai.local.http import LocalHttpApi
-from elsai.serverless.contract import RUN_SLICE
+from elsai.serverless.contract.steps import RUN_SLICE
 from elsai.session.layout import keys
 from elsai.types import tool_results
 from tests.support.transcripts import assert_valid_transcript

@@ -16,7 +16,7 @@ import pytest
 
 from elsai.local import Fault, InvocationInfo
 from elsai.local.api import LocalApiError
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 from tests.system.local_stack import LocalStack
 
 
@@ -112,7 +112,7 @@ def test_an_answer_while_a_sibling_runs_is_stored_and_the_next_plan_runs_it_with
     _poll("w2 running", lambda: barrier.exists() and _slices(stack, job_id, "w2"))
     assert _slices(stack, job_id, "w2")[0].result is None  # still running
     rt.answer(job_id, [{"interruptId": ask["id"], "response": "yes"}])
-    record = rt.read_json(keys.node_waits_key(job_id))
+    record = rt.read_json(service_keys.node_waits_key(job_id))
     assert record["task_token"] is None  # nothing parked: the answer is only stored
     assert record["waits"]["approver_a"]["answers"] == [
         {"interruptId": ask["id"], "response": "yes"}

@@ -65,14 +65,14 @@ def test_local_run_as_a_named_caller_stores_under_its_owner_prefix() -> None:
     import json
 
     from elsai.local.shapes import caller_arn
-    from elsai.session.layout import keys
+    from elsai.serverless.contract import service_keys
 
     proc = _elsai("local", "run", "Process order 1", "--caller", "alice", "--no-kill", "--json",
                   cwd=ROOT, env=_env())  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads(proc.stdout)
-    tag = keys.owner_tag(f"iam:{caller_arn('alice')}")
-    assert summary["storage_prefix"] == keys.owner_prefix(tag)
+    tag = service_keys.owner_tag(f"iam:{caller_arn('alice')}")
+    assert summary["storage_prefix"] == service_keys.owner_prefix(tag)
     assert summary["job_id"].startswith(f"o{tag}-")
     assert any(f["key"].endswith("checkpoint.json") for f in summary["session_files"])
     bad = _elsai("local", "run", "--caller", "no/slash", cwd=ROOT, env=_env(), timeout=60)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 from tests.system.local_stack import LocalStack
 from tests.system.serverless.helpers import assert_valid_conversation
 
@@ -15,7 +15,7 @@ def test_interrupt_waits_for_the_answer_through_the_api_then_completes(stack: Lo
     assert waiting["status"] == "WAITING_FOR_INPUT", waiting
     (interrupt,) = waiting["interrupts"]
     assert interrupt["name"] == "approve_refund" and interrupt["reason"] == {"order_id": "42"}
-    parked = rt.read_json(keys.job_token_key(job["job_id"]))
+    parked = rt.read_json(service_keys.job_token_key(job["job_id"]))
     assert parked["task_token"] and parked["interrupts"] == waiting["interrupts"]
     history = rt.history(job["job_id"])
     entered = [

@@ -17,7 +17,7 @@ import pytest
 
 from elsai.interrupt.model import Interrupt
 from elsai.local.faults import InvocationInfo, kill_in_job_tool
-from elsai.serverless.contract import NODE_SLICE
+from elsai.serverless.contract.steps import NODE_SLICE
 from tests.system.serverless.example_copy import copy_example, user_env
 
 

@@ -17,8 +17,8 @@ import pytest
 
 from elsai.local import LocalRuntime
 from elsai.local.shapes import ACCOUNT, caller_arn
+from elsai.serverless.contract import service_keys
 from elsai.serverless.scoped import job_owner_tag
-from elsai.session.layout import keys
 
 ROOT = Path(__file__).resolve().parents[3]
 HERE = Path(__file__).resolve().parent
@@ -63,7 +63,7 @@ def _run(rt: LocalRuntime, caller: str, session_id: str) -> dict[str, Any]:
 
 
 def _tag(caller: str) -> str:
-    return keys.owner_tag(f"iam:{caller_arn(caller)}")
+    return service_keys.owner_tag(f"iam:{caller_arn(caller)}")
 
 
 def test_another_caller_gets_404_on_every_route_and_lists_only_its_own(
@@ -96,7 +96,7 @@ def test_another_caller_gets_404_on_every_route_and_lists_only_its_own(
     assert _call(rt, "alice", "GET", f"/jobs/{job_a}")[1]["status"] == "SUCCEEDED"
     stored = {o["Key"] for o in rt.s3.list_objects_v2(Bucket=rt.bucket)["Contents"]}
     assert not [k for k in stored if k.endswith("cancelled.json")]  # B's DELETE reached nothing
-    assert not [k for k in stored if not k.startswith(keys.OWNERS_PREFIX)]  # no root keys
+    assert not [k for k in stored if not k.startswith(service_keys.OWNERS_PREFIX)]  # no root keys
 
     def listed(caller: str) -> set[str]:
         status, page = _call(rt, caller, "GET", "/jobs")

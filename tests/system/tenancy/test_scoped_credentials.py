@@ -23,6 +23,7 @@ from moto.core.authorization import disable_iam_authentication, enable_iam_authe
 
 from elsai import aws_clients
 from elsai.serverless import scoped
+from elsai.serverless.contract import service_keys
 from elsai.serverless.scoped import TENANT_ROLE_ENV, job_storage_prefix, owned_job_id
 from elsai.session import S3SessionManager
 from elsai.session.layout import keys
@@ -30,11 +31,11 @@ from tests.system.tenancy import tenancy_agents
 from tests.system.tenancy.moto_session_policies import session_policies_enforced  # noqa: F401 - a fixture
 
 REGION, BUCKET = "us-east-1", "elsai-tenancy-tests"
-TAG_A, TAG_B = keys.owner_tag("iam:alice"), keys.owner_tag("iam:bob")
+TAG_A, TAG_B = service_keys.owner_tag("iam:alice"), service_keys.owner_tag("iam:bob")
 JOB_A = owned_job_id(TAG_A, "job-a")
-B_SESSION = keys.owner_prefix(TAG_B) + keys.session_key("s1")
-A_SESSION = keys.owner_prefix(TAG_A) + keys.session_key("s1")
-A_OTHER_SESSION = keys.owner_prefix(TAG_A) + keys.session_key("s2")
+B_SESSION = service_keys.owner_prefix(TAG_B) + keys.session_key("s1")
+A_SESSION = service_keys.owner_prefix(TAG_A) + keys.session_key("s1")
+A_OTHER_SESSION = service_keys.owner_prefix(TAG_A) + keys.session_key("s2")
 
 
 @dataclass
@@ -118,8 +119,8 @@ def account(
     with mock_aws():
         boto3.client("s3").create_bucket(Bucket=BUCKET)
         for prefix, session_id in [
-            (keys.owner_prefix(TAG_B), "s1"),
-            (keys.owner_prefix(TAG_A), "s2"),
+            (service_keys.owner_prefix(TAG_B), "s1"),
+            (service_keys.owner_prefix(TAG_A), "s2"),
         ]:
             _seed(prefix, session_id)
         iam = boto3.client("iam")
@@ -178,7 +179,7 @@ def test_a_tool_cannot_read_or_write_another_owners_session(
         stored = s3.list_objects_v2(Bucket=BUCKET, Prefix=job_storage_prefix(JOB_A))
         names = {o["Key"] for o in stored["Contents"]}
     # The session store wrote A's transcript with the scoped credentials, under A's prefix.
-    messages = keys.owner_prefix(TAG_A) + keys.messages_prefix("s1", "agent")
+    messages = service_keys.owner_prefix(TAG_A) + keys.messages_prefix("s1", "agent")
     assert sum(name.startswith(messages) for name in names) == len(probes) * 2 + 2
 
 
@@ -233,17 +234,17 @@ def _listings(seen: list[str]) -> list[str]:
 #: Key names a tool must not learn: the bucket, every owner, another owner, A's other session.
 FOREIGN_LISTINGS = [
     ("list", ""),
-    ("list", keys.OWNERS_PREFIX),
-    ("list", keys.owner_prefix(TAG_B)),
-    ("list", keys.owner_prefix(TAG_A)),
-    ("list", keys.owner_prefix(TAG_A) + keys.session_dir("s2")),
+    ("list", service_keys.OWNERS_PREFIX),
+    ("list", service_keys.owner_prefix(TAG_B)),
+    ("list", service_keys.owner_prefix(TAG_A)),
+    ("list", service_keys.owner_prefix(TAG_A) + keys.session_dir("s2")),
 ]
 
 
 def test_a_tool_cannot_list_other_sessions_key_names(
     account: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    own = keys.owner_prefix(TAG_A) + keys.session_dir("s1")
+    own = service_keys.owner_prefix(TAG_A) + keys.session_dir("s1")
     result = _slice(JOB_A, [*FOREIGN_LISTINGS, ("list", own)], monkeypatch)
     assert result["status"] == "completed", result
     seen = tenancy_agents.RESULTS
@@ -281,13 +282,13 @@ def test_the_first_slice_tells_missing_from_forbidden(account: str) -> None:
 
     with job_credentials(JOB_A, "s1", BUCKET) as scoped_on:
         assert scoped_on
-        own = S3Storage(BUCKET, prefix=keys.owner_prefix(TAG_A))
+        own = S3Storage(BUCKET, prefix=service_keys.owner_prefix(TAG_A))
         raw = own._client
         with pytest.raises(raw.exceptions.ClientError, match="AccessDenied"):
             raw.get_object(Bucket=BUCKET, Key=A_SESSION)  # what S3 itself answers: 403
         assert own.read(keys.session_key("s1")) is None
         assert own.read(f"jobs/{JOB_A}/task_token.json") is None
-        other = S3Storage(BUCKET, prefix=keys.owner_prefix(TAG_B))
+        other = S3Storage(BUCKET, prefix=service_keys.owner_prefix(TAG_B))
         with pytest.raises(StorageError, match="AccessDenied"):
             other.read(keys.session_key("s1"))  # exists: forbidden
         with pytest.raises(StorageError, match="AccessDenied"):
@@ -310,10 +311,10 @@ def test_everything_a_job_needs_works_under_its_policy(
     again = _slice(JOB_A, [("get", A_SESSION)], monkeypatch)
     assert again["status"] == "completed", again
     with disable_iam_authentication():
-        token_key = job_storage_prefix(JOB_A) + keys.job_token_key(JOB_A)
+        token_key = job_storage_prefix(JOB_A) + service_keys.job_token_key(JOB_A)
         s3 = boto3.client("s3")
         stored = s3.get_object(Bucket=BUCKET, Key=token_key)["Body"].read()
         tags = s3.get_object_tagging(Bucket=BUCKET, Key=token_key)["TagSet"]
     assert json.loads(stored)["task_token"] == "token-1"
     # The tag the bucket's lifecycle rule expires it by (no prefix rule reaches owners/*/jobs/).
-    assert tags == [{"Key": keys.EXPIRING_TAG[0], "Value": keys.EXPIRING_TAG[1]}]
+    assert tags == [{"Key": service_keys.EXPIRING_TAG[0], "Value": service_keys.EXPIRING_TAG[1]}]

@@ -3,7 +3,8 @@
 The machine matches error names in its Retry and Catch lists, sends an action to the agent
 function and branches on the status it returns; the handler raises exception classes, reads
 the action and returns the status. A name on one side only is a job that retries what it
-should not, fails what it should retry, or takes a Choice's default branch.
+should not, fails what it should retry, or takes a Choice's default branch. The actions
+themselves and their request and result fields: ``test_step_registry.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import elsai.serverless.orchestration  # noqa: F401  (loads every exception a st
 from elsai.local.definition import state_machine_definition
 from elsai.serverless import contract
 from elsai.serverless import errors as job_errors
-from elsai.serverless.contract import node_steps
+from elsai.serverless.contract import steps as registry
 
 AGENT_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:agent"
 
@@ -39,7 +40,7 @@ AWS_DEFINED_ERRORS = {
     "StepFunctions.ExecutionAlreadyExistsException",
 }
 # The steps that run agent code: an exception no retry can fix must never be retried there.
-AGENT_STEPS = {contract.RUN_SLICE, contract.PLAN, contract.NODE_SLICE, contract.FOLD}
+AGENT_STEPS = {a for a, s in registry.STEPS.items() if s.kind in ("slice", "schedule")}
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +108,7 @@ def test_every_agent_step_never_retries_the_non_retryable_exceptions(
     never = {cls.__name__ for cls in contract.NON_RETRYABLE_EXCEPTIONS}
     retried = {cls.__name__ for cls in contract.RETRYABLE_EXCEPTIONS}
     steps = {n: s for n, (action, s) in _agent_tasks(states).items() if action in AGENT_STEPS}
+    assert {registry.RUN_SLICE, registry.PLAN, registry.NODE_SLICE, registry.FOLD} <= AGENT_STEPS
     assert {"RunSlice", "Plan", "Fold", "NodeSlice"} <= set(steps)
     for name, state in steps.items():
         first, *rest = state["Retry"]
@@ -135,31 +137,16 @@ def test_every_job_error_class_is_a_non_retryable_error() -> None:
     )
 
 
-def test_every_action_the_machine_sends_is_a_contract_action(states: dict[str, Any]) -> None:
-    sent = {action for action, _ in _agent_tasks(states).values()}
-    assert sent == set(contract.ACTIONS)  # and the handler knows no action the machine never sends
-    assert set(node_steps.STEP_MODELS) == set(contract.ACTIONS)
-
-
 def test_every_status_a_choice_branches_on_is_in_its_steps_result_literal(
     states: dict[str, Any],
 ) -> None:
     routes = 0
     for action, task in _agent_tasks(states).values():
         choice = states.get(task.get("Next", ""))
-        if (
-            choice is None
-            or choice["Type"] != "Choice"
-            or action
-            in (
-                contract.PARK,
-                contract.PARK_NODES,
-            )
-        ):
+        if choice is None or choice["Type"] != "Choice" or registry.step(action).kind == "park":
             continue  # the park's answer is the API's, not a result status (UpgradeOnResume)
-        allowed = set(
-            get_args(node_steps.STEP_MODELS[action].result.model_fields["status"].annotation)
-        )
+        result = registry.step(action).result_model()
+        allowed = set(get_args(result.model_fields["status"].annotation))
         compared = {s for rule in choice["Choices"] for s in _compared_statuses(rule)}
         assert compared, task["Next"]
         assert compared <= allowed, f"{task['Next']} compares {compared - allowed}"
@@ -178,14 +165,6 @@ def test_every_status_a_pass_state_writes_is_a_contract_status(states: dict[str,
 
 
 def test_the_named_constants_are_members_of_their_literals() -> None:
-    assert {
-        contract.RUN_SLICE,
-        contract.PARK,
-        contract.PLAN,
-        contract.NODE_SLICE,
-        contract.FOLD,
-        contract.PARK_NODES,
-    } == set(contract.ACTIONS)
     slice_status = set(get_args(contract.SliceStatus))
     run_status = set(get_args(contract.RunStatus))
     node_status = set(get_args(contract.NodeSliceStatus))

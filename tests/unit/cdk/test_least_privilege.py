@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from elsai.serverless.contract import service_keys
 from elsai.session.layout import keys
 from infra.synth import synth_template
 
@@ -130,27 +131,29 @@ def test_no_lifecycle_rule_expires_sessions_by_object_age(
                 if "ExpirationInDays" in rule and rule["Id"] != "expire-access-logs":
                     # Only parked task tokens expire by age (one object per job): at the
                     # root by prefix, under every owner by the tag only their writes carry.
-                    tagged = [{"Key": keys.EXPIRING_TAG[0], "Value": keys.EXPIRING_TAG[1]}]
+                    tagged = [
+                        {"Key": service_keys.EXPIRING_TAG[0], "Value": service_keys.EXPIRING_TAG[1]}
+                    ]
                     assert rule.get("Prefix") == "jobs/" or rule.get("TagFilters") == tagged
                     assert rule.get("Prefix") != "jobs/" or "TagFilters" not in rule, rule
 
 
 def test_only_parked_tokens_carry_the_expiry_tag() -> None:
-    owner = keys.owner_prefix(keys.owner_tag("iam:alice"))
+    owner = service_keys.owner_prefix(service_keys.owner_tag("iam:alice"))
     job = "o" + "a" * 24 + "-j1"
-    tagged = f"{keys.EXPIRING_TAG[0]}={keys.EXPIRING_TAG[1]}"
-    assert keys.object_tagging(keys.job_token_key(job)) == tagged
-    assert keys.object_tagging(owner + keys.job_token_key(job)) == tagged
+    tagged = f"{service_keys.EXPIRING_TAG[0]}={service_keys.EXPIRING_TAG[1]}"
+    assert service_keys.object_tagging(service_keys.job_token_key(job)) == tagged
+    assert service_keys.object_tagging(owner + service_keys.job_token_key(job)) == tagged
     for key in (
         keys.session_key("s1"),
         keys.message_key("s1", "agent", 0),
         keys.checkpoint_key("s1", "agent"),
-        keys.job_cancel_key(job),
-        keys.job_answer_key(job, "token"),
+        service_keys.job_cancel_key(job),
+        service_keys.job_answer_key(job, "token"),
         f"session_x/jobs/{job}/task_token.json",  # a session directory named like a job's
     ):
-        assert keys.object_tagging(key) is None, key
-        assert keys.object_tagging(owner + key) is None, key
+        assert service_keys.object_tagging(key) is None, key
+        assert service_keys.object_tagging(owner + key) is None, key
 
 
 def test_sweeper_may_only_read_which_jobs_of_this_machine_are_live(

@@ -15,9 +15,9 @@ import pytest
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.ids import MAX_ID_LENGTH
+from elsai.serverless.contract import service_keys
 from elsai.serverless.limits import MAX_JOB_ID_LENGTH
 from elsai.serverless.scoped import TENANT_ROLE_ENV, session_policy
-from elsai.session.layout import keys
 from tests.unit.cdk.test_nag import assert_clean
 
 ADMIN = "arn:aws:iam::123456789012:role/ops/ops-admin"
@@ -180,7 +180,7 @@ def test_opting_out_is_explicit_and_synth_warns(tmp_path: Path) -> None:
 
 
 def test_session_policy_names_exactly_one_job_and_fits_the_sts_limit() -> None:
-    prefix = keys.owner_prefix(keys.owner_tag("iam:someone"))
+    prefix = service_keys.owner_prefix(service_keys.owner_tag("iam:someone"))
     session, job = "s" * MAX_ID_LENGTH, "j" * MAX_JOB_ID_LENGTH
     policy = session_policy("b" * 63, prefix, session, job)
     (objects,) = [s for s in policy["Statement"] if s["Sid"] == "OwnSessionAndJob"]

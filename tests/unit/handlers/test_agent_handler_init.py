@@ -47,9 +47,19 @@ def _run(code: str, env: dict[str, str], extra_path: list[Path] | None = None) -
 _LOADED = "import json, sys\n{body}\nprint(json.dumps({{'modules': sorted(sys.modules), **out}}))"
 
 
+# A slice's step, looked up as the handler does: its models and function, resolved.
+_RESOLVE = """
+step = agent_handler.step({action!r})
+out['resolved'] = [step.request_model().__name__, step.result_model().__name__,
+                   step.serving_function().__name__]
+"""
+
+
 def test_tracing_off_imports_neither_the_xray_sdk_nor_boto3_nor_multiagent_code() -> None:
     body = "out = {}\nfrom elsai_lambdas import agent_handler\nout['tracer'] = repr(agent_handler.tracer.tracer)"
+    body += _RESOLVE.format(action="run_slice")  # what the first slice's lookup imports too
     result = _run(_LOADED.format(body=body), {"POWERTOOLS_TRACE_DISABLED": "true"})
+    assert result["resolved"] == ["SliceRequest", "SliceResult", "serve_slice"]
     tops = {m.split(".")[0] for m in result["modules"]}
     assert "aws_xray_sdk" not in tops
     assert "boto3" not in tops  # clients are built on first use
@@ -63,10 +73,17 @@ def test_tracing_off_imports_neither_the_xray_sdk_nor_boto3_nor_multiagent_code(
         "elsai.serverless.answers",
         "elsai.conversation.summarizing",
         "elsai.serverless.contract.node_steps",  # plan, node slice and fold models
+        "elsai.serverless.orchestration_steps",  # their functions
         "elsai.serverless.parked",  # a job parks only when it waits on a person
     }
     assert not only_some_jobs & set(result["modules"])
     assert result["tracer"] == "None"
+    # The check sees them: looking up a Graph's step imports its models and function.
+    body = "out = {}\nfrom elsai_lambdas import agent_handler\n" + _RESOLVE.format(action="fold")
+    graph = _run(_LOADED.format(body=body), {"POWERTOOLS_TRACE_DISABLED": "true"})
+    assert graph["resolved"] == ["FoldRequest", "PlanResult", "serve_fold"]
+    assert {"elsai.serverless.contract.node_steps", "elsai.serverless.orchestration_steps",
+            "elsai.multiagent.step_types"} <= set(graph["modules"])  # fmt: skip
 
 
 _TRACED = """
@@ -107,10 +124,10 @@ def test_tracing_on_still_emits_the_handler_subsegments(tmp_path: Path) -> None:
     result = _run(_TRACED, env)
     assert result["xray"] is True
     assert result["error"] == "ValidationError"  # the event lacks every id
-    # Powertools streams each closed subsegment: the inner method first, then the handler.
-    assert result["names"] == ["## elsai_lambdas.agent_handler._run", "## handler"]
+    # Powertools streams each closed subsegment: the step's first, then the handler's.
+    assert result["names"] == ["## elsai_lambdas.agent_handler._serve", "## handler"]
     # the exception is recorded on both
-    assert result["faults"] == ["## elsai_lambdas.agent_handler._run", "## handler"]
+    assert result["faults"] == ["## elsai_lambdas.agent_handler._serve", "## handler"]
 
 
 _HOOKS = """

@@ -242,12 +242,12 @@ def test_with_isolation_an_idle_session_of_one_owner_goes_and_a_waiting_jobs_of_
 ) -> None:
     """Two owners, the same session id: A's is idle with no job, B's job waits for a person.
     The live job keeps its own owner's session only."""
+    from elsai.serverless.contract import service_keys
     from elsai.serverless.retention import live_sessions
     from elsai.serverless.scoped import owned_job_id
-    from elsai.session.layout import keys
 
-    tag_a, tag_b = keys.owner_tag("iam:alice"), keys.owner_tag("iam:bob")
-    prefix_a, prefix_b = keys.owner_prefix(tag_a), keys.owner_prefix(tag_b)
+    tag_a, tag_b = service_keys.owner_tag("iam:alice"), service_keys.owner_tag("iam:bob")
+    prefix_a, prefix_b = service_keys.owner_prefix(tag_a), service_keys.owner_prefix(tag_b)
     clock.now = NOW - dt.timedelta(days=5)
     _turn(s3_bucket, "customer-42", "hello", prefix=prefix_a)
     _turn(s3_bucket, "customer-42", "refund order 7?", prefix=prefix_b)
@@ -278,7 +278,7 @@ def test_the_sweeper_lambda_deletes_agent_versions_no_live_job_uses(
     import io
     import zipfile
 
-    from elsai.session.layout import keys
+    from elsai.serverless.contract import service_keys
 
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "elsai-test")
     for service in ("SFN", "LAMBDA", "IAM"):
@@ -307,7 +307,7 @@ def test_the_sweeper_lambda_deletes_agent_versions_no_live_job_uses(
     job = {"job_id": f"job-{tag}", "session_id": "s", "agent_function": arns[0]}
     sfn.start_execution(stateMachineArn=machine, name=job["job_id"], input=json.dumps(job))
     record = {"job_id": job["job_id"], "started_on": arns[0], "runs_on": arns[1]}  # upgraded
-    boto3.client("s3").put_object(Bucket=s3_bucket, Key=keys.job_version_key(job["job_id"]),
+    boto3.client("s3").put_object(Bucket=s3_bucket, Key=service_keys.job_version_key(job["job_id"]),
                                   Body=json.dumps(record).encode())  # fmt: skip
     monkeypatch.setenv("ELSAI_SESSIONS_BUCKET", s3_bucket)
     monkeypatch.setenv("ELSAI_SESSION_IDLE_DAYS", "7")

@@ -8,7 +8,7 @@ import pytest
 
 from elsai import Agent, tool
 from elsai.models import ScriptedModel
-from elsai.serverless.contract import NON_RETRYABLE_ERRORS
+from elsai.serverless.contract import NON_RETRYABLE_ERRORS, service_keys
 from elsai.serverless.errors import BuildMismatchError
 from elsai.serverless.fingerprint import (
     BuildFingerprint,
@@ -16,7 +16,6 @@ from elsai.serverless.fingerprint import (
     differences,
     fingerprint_of,
 )
-from elsai.session.layout import keys
 from elsai.session.storage.file import FileStorage
 
 V1 = "arn:aws:lambda:us-east-1:123456789012:function:agent:1"
@@ -93,7 +92,7 @@ def test_another_version_records_the_changes_and_goes_on(tmp_path: Path) -> None
 
 def test_a_corrupt_record_is_replaced_not_trusted(tmp_path: Path) -> None:
     storage = FileStorage(tmp_path)
-    storage.replace(keys.job_fingerprint_key("job-1"), b"{not json", expected_version=None)
+    storage.replace(service_keys.job_fingerprint_key("job-1"), b"{not json", expected_version=None)
     assert check_build(storage, "job-1", _fingerprint([refund], "p")) == []
     with pytest.raises(BuildMismatchError):
         check_build(storage, "job-1", _fingerprint([], "p"))

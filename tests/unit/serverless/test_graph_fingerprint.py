@@ -12,7 +12,7 @@ from elsai.agent import AgentConfig
 from elsai.models import ScriptedModel
 from elsai.multiagent import GraphBuilder
 from elsai.serverless import node_config
-from elsai.serverless.contract import FAILED, JobStepRequest
+from elsai.serverless.contract import FAILED, JobStepRequest, service_keys
 from elsai.serverless.errors import BuildMismatchError
 from elsai.serverless.fingerprint import (
     FingerprintRecord,
@@ -22,7 +22,6 @@ from elsai.serverless.fingerprint import (
 )
 from elsai.serverless.orchestration import build_steps, plan
 from elsai.session import FileSessionManager
-from elsai.session.layout import keys
 
 V1 = "arn:aws:lambda:us-east-1:123456789012:function:agent:1"
 V2 = "arn:aws:lambda:us-east-1:123456789012:function:agent:2"
@@ -51,7 +50,7 @@ def _plan(tmp_path: Path, nodes: list[str], arn: str | None) -> Any:
 
 
 def _record(manager: FileSessionManager) -> FingerprintRecord:
-    stored = manager.storage.read(keys.job_fingerprint_key("job-1"))
+    stored = manager.storage.read(service_keys.job_fingerprint_key("job-1"))
     assert stored is not None
     return FingerprintRecord.model_validate_json(stored.data)
 
@@ -90,7 +89,7 @@ def test_an_upgrade_that_adds_a_node_plans_normally(tmp_path: Path) -> None:
 def test_a_job_without_a_pinned_function_records_nothing(tmp_path: Path) -> None:
     result, manager = _plan(tmp_path, ["a"], None)
     assert result.status == "run"
-    assert manager.storage.read(keys.job_fingerprint_key("job-1")) is None
+    assert manager.storage.read(service_keys.job_fingerprint_key("job-1")) is None
 
 
 def test_removed_nodes_reads_only_node_removals() -> None:

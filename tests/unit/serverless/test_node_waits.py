@@ -10,6 +10,7 @@ import pytest
 
 from elsai.errors import SessionConflictError
 from elsai.serverless.answers import InterruptAlreadyAnsweredError
+from elsai.serverless.contract import service_keys
 from elsai.serverless.node_waits import (
     AnswersWaitingError,
     UnknownInterruptError,
@@ -20,7 +21,6 @@ from elsai.serverless.node_waits import (
     record_waits,
 )
 from elsai.session import FileSessionManager
-from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
 
 
@@ -44,7 +44,7 @@ def test_fold_records_each_nodes_wait_and_an_answered_node_that_ran_closes_its_o
     record = read_waits(storage, "j")
     assert record is not None and set(record.waits) == {"a", "b"}
     assert [(i["node"], i["id"]) for i in record.open_interrupts()] == [("a", "ia"), ("b", "ib")]
-    assert json.loads(storage.read(keys.node_waits_key("j")).data)["job_id"] == "j"  # type: ignore[union-attr]
+    assert json.loads(storage.read(service_keys.node_waits_key("j")).data)["job_id"] == "j"  # type: ignore[union-attr]
 
     answer_node_waits(storage, "j", [_yes("ia")])
     assert read_waits(storage, "j").answered() == {"a": [_yes("ia")]}  # type: ignore[union-attr]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from elsai.serverless import ParkedTaskToken, park_task_token, read_parked_token
+from elsai.serverless.contract import service_keys
 from elsai.session import FileSessionManager
-from elsai.session.layout import keys
 
 INTERRUPTS = [{"id": "i1", "name": "approve", "reason": {"amount": 40}, "tool_use_id": "t1"}]
 
@@ -27,7 +27,7 @@ def test_what_the_writer_parks_the_reader_gets_back(manager: FileSessionManager)
     assert read.pending_ids() == {"i1"}
     assert read.parked_at > 0
     # The one key layout: where the state machine's readers (tests, the API) look for it.
-    stored = manager.storage.read(keys.job_token_key("job-1"))
+    stored = manager.storage.read(service_keys.job_token_key("job-1"))
     assert stored is not None and json.loads(stored.data)["task_token"] == "token-1"
 
 
@@ -43,7 +43,7 @@ def test_a_later_wait_replaces_the_record_and_null_interrupts_are_none(
 
 def test_nothing_parked_or_no_token_reads_as_none(manager: FileSessionManager) -> None:
     assert read_parked_token(manager.storage, "job-1") is None
-    key = keys.job_token_key("job-2")
+    key = service_keys.job_token_key("job-2")
     manager.storage.replace(key, b'{"job_id": "job-2", "task_token": ""}', expected_version=None)
     assert read_parked_token(manager.storage, "job-2") is None
 
@@ -59,7 +59,7 @@ def test_nothing_parked_or_no_token_reads_as_none(manager: FileSessionManager) -
 def test_a_corrupt_record_is_a_clear_error_naming_its_key(
     manager: FileSessionManager, data: bytes, problem: str
 ) -> None:
-    key = keys.job_token_key("job-3")
+    key = service_keys.job_token_key("job-3")
     manager.storage.replace(key, data, expected_version=None)
     with pytest.raises(ValueError, match=problem) as raised:
         read_parked_token(manager.storage, "job-3")

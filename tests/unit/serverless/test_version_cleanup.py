@@ -12,8 +12,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from elsai.serverless.contract import service_keys
 from elsai.serverless.version_cleanup import clean_versions, live_versions, published_versions
-from elsai.session.layout import keys
 
 FN = "agent"
 
@@ -65,7 +65,7 @@ def test_only_versions_no_live_job_uses_are_deleted_never_the_current_or_newest(
     _start(aws, "job-a", "1")  # running on v1
     _start(aws, "job-b", "2")  # on v2, its record says it was upgraded to v3
     upgraded = {"job_id": "job-b", "started_on": aws["arns"]["2"], "runs_on": aws["arns"]["3"]}
-    records = {keys.job_version_key("job-b"): json.dumps(upgraded).encode()}
+    records = {service_keys.job_version_key("job-b"): json.dumps(upgraded).encode()}
     stopped = _start(aws, "job-c", "4")
     aws["sfn"].stop_execution(executionArn=stopped)  # a finished job keeps nothing
 
@@ -84,7 +84,7 @@ def test_a_dry_run_deletes_nothing_and_a_corrupt_record_keeps_nothing_more(
     aws: dict[str, Any],
 ) -> None:
     _start(aws, "job-a", "2")
-    records = {keys.job_version_key("job-a"): b"{not json"}
+    records = {service_keys.job_version_key("job-a"): b"{not json"}
     live = live_versions(aws["sfn"], aws["machine"], _records(records))
     assert live == {"2"}  # the execution input still protects its version
     report = clean_versions(aws["lambda"], FN, current="5", live=live, dry_run=True)

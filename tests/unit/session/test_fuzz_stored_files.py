@@ -31,6 +31,7 @@ from elsai.interrupt.model import InterruptError
 from elsai.models import ScriptedModel
 from elsai.multiagent.persistence import CursorStore, GraphCursor
 from elsai.serverless.answers import AnswerRecord, InterruptAlreadyAnsweredError, claim_answer
+from elsai.serverless.contract import service_keys
 from elsai.serverless.parked import ParkedTaskToken, read_parked_token
 from elsai.session import FileSessionManager
 from elsai.session.layout import keys
@@ -117,9 +118,9 @@ def _build_store(root: Path) -> None:
     cursor = GraphCursor(id="g", run_id="r1", status="completed", task="hello")
     _put(storage, keys.multi_agent_key(SID), cursor.model_dump_json().encode())
     token = ParkedTaskToken(job_id=JOB, task_token="tok", interrupts=[{"id": "i1", "name": "ask"}])
-    _put(storage, keys.job_token_key(JOB), token.model_dump_json().encode())
+    _put(storage, service_keys.job_token_key(JOB), token.model_dump_json().encode())
     answer = AnswerRecord(job_id=JOB, status="sent", answered=["i1"], digest="d", claimed_at=1.0)
-    _put(storage, keys.job_answer_key(JOB, "tok"), answer.encode())
+    _put(storage, service_keys.job_answer_key(JOB, "tok"), answer.encode())
 
 
 KINDS: dict[str, str] = {
@@ -130,8 +131,8 @@ KINDS: dict[str, str] = {
     "message": keys.message_key(SID, AID, 3),
     "segment": keys.segment_key(SID, AID, 0, SEGMENT_SIZE),
     "multi_agent": keys.multi_agent_key(SID),
-    "parked_token": keys.job_token_key(JOB),
-    "answer_claim": keys.job_answer_key(JOB, "tok"),
+    "parked_token": service_keys.job_token_key(JOB),
+    "answer_claim": service_keys.job_answer_key(JOB, "tok"),
 }
 AGENT_KINDS = ["session", "agent", "checkpoint", "lease", "message", "segment"]
 
@@ -268,6 +269,6 @@ def test_an_answered_claim_with_an_impossible_time_still_refuses_a_second_answer
     storage = FileStorage(tmp_path)
     record = AnswerRecord(job_id=JOB, status="sent", answered=["i1"], digest="d", claimed_at=1.0)
     data = record.encode().replace(b'"claimed_at":1.0', b'"claimed_at":' + claimed_at.encode())
-    _put(storage, keys.job_answer_key(JOB, "tok"), data)
+    _put(storage, service_keys.job_answer_key(JOB, "tok"), data)
     with pytest.raises(InterruptAlreadyAnsweredError, match="unknown time"):
         claim_answer(storage, JOB, "tok", [{"interruptId": "i1"}])

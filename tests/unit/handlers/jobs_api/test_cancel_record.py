@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 from tests.unit.handlers.jobs_api.helpers import BUCKET, Api, make_event
 
 pytestmark = pytest.mark.filterwarnings("ignore:No application metrics to publish")
@@ -37,7 +37,7 @@ def test_a_valid_record_makes_an_aborted_job_cancelled(api: Api) -> None:
     job_id = _stopped_job(api)
     record = {"job_id": job_id, "requested_at": "2100-01-01T00:00:00Z"}
     api.s3.put_object(
-        Bucket=BUCKET, Key=keys.job_cancel_key(job_id), Body=json.dumps(record).encode()
+        Bucket=BUCKET, Key=service_keys.job_cancel_key(job_id), Body=json.dumps(record).encode()
     )
     reply = api.get_job(job_id)
     assert reply.status == 200 and reply.body["status"] == "CANCELLED", reply.body
@@ -47,7 +47,7 @@ def test_a_valid_record_makes_an_aborted_job_cancelled(api: Api) -> None:
 def test_a_corrupt_record_is_no_cancel_request(api: Api, kind: str) -> None:
     job_id = _stopped_job(api)
     body = GARBAGE[kind].replace(b'"X"', json.dumps(job_id).encode())
-    api.s3.put_object(Bucket=BUCKET, Key=keys.job_cancel_key(job_id), Body=body)
+    api.s3.put_object(Bucket=BUCKET, Key=service_keys.job_cancel_key(job_id), Body=body)
     reply = api.get_job(job_id)
     assert reply.status == 200, reply.body
     assert reply.body["status"] == "ABORTED", reply.body
@@ -55,9 +55,11 @@ def test_a_corrupt_record_is_no_cancel_request(api: Api, kind: str) -> None:
 
 def test_cancel_replaces_a_forged_record_with_a_valid_one(api: Api) -> None:
     job_id = str(api.post_job({"prompt": "hi"}).body["job_id"])
-    api.s3.put_object(Bucket=BUCKET, Key=keys.job_cancel_key(job_id), Body=b"garbage")
+    api.s3.put_object(Bucket=BUCKET, Key=service_keys.job_cancel_key(job_id), Body=b"garbage")
     event = make_event("get_job.json", method="DELETE", path=f"/jobs/{job_id}")
     assert api.call(event).status == 200
     assert api.get_job(job_id).body["status"] == "CANCELLED"
-    stored = api.s3.get_object(Bucket=BUCKET, Key=keys.job_cancel_key(job_id))["Body"].read()
+    stored = api.s3.get_object(Bucket=BUCKET, Key=service_keys.job_cancel_key(job_id))[
+        "Body"
+    ].read()
     assert json.loads(stored)["job_id"] == job_id

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from elsai.serverless.contract import service_keys
 from elsai.session.layout import keys
 from tests.unit.handlers.jobs_api.helpers import (
     BUCKET,
@@ -59,7 +60,7 @@ def test_cancel_stops_a_running_job_and_it_reports_cancelled(api: Api) -> None:
     assert api.describe(job_id)["status"] == "ABORTED"  # Step Functions' own word
     assert api.get_job(job_id).body["status"] == "CANCELLED"
     record = json.loads(
-        api.s3.get_object(Bucket=BUCKET, Key=keys.job_cancel_key(job_id))["Body"].read()
+        api.s3.get_object(Bucket=BUCKET, Key=service_keys.job_cancel_key(job_id))["Body"].read()
     )
     assert record["job_id"] == job_id
     again = cancel(api, job_id)

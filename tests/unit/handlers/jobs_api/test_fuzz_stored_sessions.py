@@ -21,6 +21,7 @@ from elsai import Agent
 from elsai.agent import AgentConfig
 from elsai.checkpoint import CheckpointConfig
 from elsai.models import ScriptedModel
+from elsai.serverless.contract import service_keys
 from elsai.session import FileSessionManager
 from elsai.session.layout import keys
 from tests.unit.handlers.jobs_api.helpers import BUCKET, Api, Reply, make_event
@@ -118,7 +119,7 @@ def test_a_corrupt_cancel_record_never_breaks_get_job(
         api.sfn.stop_execution(executionArn=api.execution_arn(stored))
     valid = VALID_CANCEL.replace(b"JOB", stored.encode())
     body = corrupt(data, valid)
-    api.s3.put_object(Bucket=BUCKET, Key=keys.job_cancel_key(stored), Body=body)
+    api.s3.put_object(Bucket=BUCKET, Key=service_keys.job_cancel_key(stored), Body=body)
     reply = api.get_job(stored)
     _assert_json_below_500(reply)
     assert reply.status == 200

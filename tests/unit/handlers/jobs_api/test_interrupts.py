@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from elsai.session.layout import keys
+from elsai.serverless.contract import service_keys
 from tests.unit.handlers.jobs_api.helpers import BUCKET, INTERRUPTS, Api, load_event, wait_until
 
 # The agent handler's park step publishes no metrics; Powertools warns about that.
@@ -32,7 +32,7 @@ def _waiting_job(api: Api) -> str:
 
 
 def _token_record(api: Api, job_id: str) -> dict[str, Any]:
-    obj = api.s3.get_object(Bucket=BUCKET, Key=keys.job_token_key(job_id))
+    obj = api.s3.get_object(Bucket=BUCKET, Key=service_keys.job_token_key(job_id))
     record: dict[str, Any] = json.loads(obj["Body"].read())
     return record
 
@@ -121,7 +121,7 @@ def test_stale_token_record_is_not_reported_as_waiting(api: Api) -> None:
         "parked_at": 0,
     }
     api.s3.put_object(
-        Bucket=BUCKET, Key=keys.job_token_key(job_id), Body=json.dumps(record).encode()
+        Bucket=BUCKET, Key=service_keys.job_token_key(job_id), Body=json.dumps(record).encode()
     )
     body = api.get_job(job_id).body
     assert body["status"] == "RUNNING" and "interrupts" not in body

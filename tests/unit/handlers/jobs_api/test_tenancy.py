@@ -15,9 +15,9 @@ import pytest
 
 from elsai.agent import AgentConfig
 from elsai.checkpoint.config import CheckpointConfig
+from elsai.serverless.contract import service_keys
 from elsai.serverless.scoped import job_owner_tag, job_storage_prefix
 from elsai.session import S3SessionManager
-from elsai.session.layout import keys
 from tests.unit.handlers.jobs_api.helpers import ACCOUNT, BUCKET, Api, Reply, make_event, wait_until
 
 ALICE = f"arn:aws:sts::{ACCOUNT}:assumed-role/app-users/alice"
@@ -69,7 +69,7 @@ class Caller:
 
 
 def _tag(arn: str) -> str:
-    return keys.owner_tag(f"iam:{arn}")
+    return service_keys.owner_tag(f"iam:{arn}")
 
 
 def test_another_caller_cannot_read_poll_answer_or_cancel_a_job(engine_api: Api) -> None:
@@ -81,7 +81,7 @@ def test_another_caller_cannot_read_poll_answer_or_cancel_a_job(engine_api: Api)
     wait_until(lambda: alice.get(f"/jobs/{job_id}").body["status"] == "WAITING_FOR_INPUT",
                what="A's job to park")  # fmt: skip
     # The park step (the real agent handler) wrote the token under A's prefix only.
-    token_key = job_storage_prefix(job_id) + keys.job_token_key(job_id)
+    token_key = job_storage_prefix(job_id) + service_keys.job_token_key(job_id)
     assert engine_api.s3.get_object(Bucket=BUCKET, Key=token_key)["Body"].read()
 
     missing = job_id[:-4] + "0000"  # same owner tag, never started
@@ -117,7 +117,7 @@ def test_same_session_id_is_two_sessions_and_a_job_cannot_resume_anothers(api: A
 
     # B starting a job on "s1" runs it in B's namespace: its slices resume B's s1, never A's.
     job = bob.start({"prompt": "continue", "session_id": "s1"}).body
-    assert job_storage_prefix(job["job_id"]) == keys.owner_prefix(_tag(BOB))
+    assert job_storage_prefix(job["job_id"]) == service_keys.owner_prefix(_tag(BOB))
     assert json.loads(api.describe(job["job_id"])["input"])["session_id"] == "s1"
 
 
@@ -185,7 +185,7 @@ def test_cognito_sub_is_the_owner(api: Api, monkeypatch: pytest.MonkeyPatch) -> 
         return api.call(event)
 
     job = call("sub-1", "post_jobs.json", body={"prompt": "x"}).body["job_id"]
-    assert job_owner_tag(job) == keys.owner_tag("cognito:sub-1")
+    assert job_owner_tag(job) == service_keys.owner_tag("cognito:sub-1")
     assert call("sub-1", "get_job.json", path=f"/jobs/{job}").status == 200
     assert call("sub-2", "get_job.json", path=f"/jobs/{job}").status == 404
     assert call(None, "get_job.json", path=f"/jobs/{job}").status == 401
@@ -197,7 +197,7 @@ def _agent_turn(arn: str, session_id: str, prompt: str) -> None:
     import example_agent
 
     manager = S3SessionManager(
-        session_id=session_id, bucket=BUCKET, prefix=keys.owner_prefix(_tag(arn))
+        session_id=session_id, bucket=BUCKET, prefix=service_keys.owner_prefix(_tag(arn))
     )
     config = AgentConfig(session_manager=manager, checkpoint=CheckpointConfig(position="both"))
     example_agent.build_agent(config)(prompt, invocation_id=f"exec-{arn[-5:]}")
@@ -249,5 +249,7 @@ def test_a_job_from_before_isolation_stays_readable_by_admins_only(
         assert Caller(api, caller).get(f"/jobs/{old}").status == 404
         assert old not in {j["job_id"] for j in Caller(api, caller).list().body["jobs"]}
     assert admin.cancel(old).status == 200
-    cancelled = api.s3.get_object(Bucket=BUCKET, Key=keys.job_cancel_key(old))  # at the root
+    cancelled = api.s3.get_object(
+        Bucket=BUCKET, Key=service_keys.job_cancel_key(old)
+    )  # at the root
     assert json.loads(cancelled["Body"].read())["job_id"] == old
