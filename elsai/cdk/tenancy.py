@@ -24,20 +24,6 @@ from elsai.cdk.config import ElsaiConfig
 
 #: Where owner-namespaced data lives (elsai.session.layout.keys.OWNERS_PREFIX).
 OWNERS = "owners/*"
-#: The API's only writes (cancel records, answer claims, version records, node answers): under an owner's prefix, and at the
-#: root for jobs started before the stack turned isolation on, which admins may still read
-#: and steer (jobs_api.owner); their sessions and records at the root are only read.
-API_OWNER_WRITES = (
-    "owners/*/jobs/*/cancelled.json",
-    "owners/*/jobs/*/answers/*",
-    "jobs/*/cancelled.json",
-    "jobs/*/answers/*",
-    "owners/*/jobs/*/version.json",
-    "jobs/*/version.json",
-    "owners/*/jobs/*/node_waits.json",
-    "jobs/*/node_waits.json",
-)
-API_LEGACY_READS = ("session_*", "jobs/*")
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"  # elsai.serverless.scoped.TENANT_ROLE_ENV
 #: The id and text of the synth warning a deployment without isolation gets.
 ISOLATION_OFF_WARNING = "elsai:tenantIsolationOff"
@@ -80,8 +66,21 @@ class TenantRole(Construct):
         agent_function.add_environment(TENANT_ROLE_ENV, self.role.role_arn)
 
 
-def isolate_api(api_function: lambda_.Function, bucket: s3.IBucket, config: ElsaiConfig) -> None:
-    """Turn on the API's ownership checks and give it the owner prefixes it reads and writes."""
+def isolate_api(
+    api_function: lambda_.Function,
+    bucket: s3.IBucket,
+    config: ElsaiConfig,
+    reads: tuple[str, ...],
+    puts: tuple[str, ...],
+) -> tuple[str, ...]:
+    """Turn on the API's ownership checks and give it the owner prefixes it reads and writes.
+
+    `reads` and `puts` are the key patterns the jobs API's table names. The API reads every
+    owner's prefix (it checks ownership itself) and the root's `reads`; it writes each of
+    `puts` under an owner's prefix and at the root, for jobs started before the stack turned
+    isolation on, which admins may still read and steer (jobs_api.owner). Returns the key
+    patterns it may put.
+    """
     api_function.add_environment("ELSAI_TENANCY", "owner")
     if config.admin_arns:
         api_function.add_environment("ELSAI_ADMIN_ARNS", ",".join(config.admin_arns))
@@ -90,13 +89,15 @@ def isolate_api(api_function: lambda_.Function, bucket: s3.IBucket, config: Elsa
         if config.admin_groups:
             api_function.add_environment("ELSAI_ADMIN_GROUPS", ",".join(config.admin_groups))
     bucket.grant_read(api_function, OWNERS)
-    for prefix in API_LEGACY_READS:
+    for prefix in reads:
         bucket.grant_read(api_function, prefix)
+    writes = tuple(p for key in puts for p in (f"{OWNERS}/{key}", key))
     iam.Grant.add_to_principal(
         grantee=api_function,
         actions=["s3:PutObject"],
-        resource_arns=[bucket.arn_for_objects(p) for p in API_OWNER_WRITES],
+        resource_arns=[bucket.arn_for_objects(p) for p in writes],
     )
+    return writes
 
 
 def method_options(scope: Construct, config: ElsaiConfig) -> apigw.MethodOptions:
