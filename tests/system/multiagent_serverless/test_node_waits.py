@@ -114,9 +114,7 @@ def test_an_answer_while_a_sibling_runs_is_stored_and_the_next_plan_runs_it_with
     rt.jobs.answer(job_id, [{"interruptId": ask.id, "response": "yes"}])
     record = rt.read_json(keys.node_waits_key(job_id))
     assert record["task_token"] is None  # nothing parked: the answer is only stored
-    assert record["waits"]["approver_a"]["answers"] == [
-        {"interruptId": ask.id, "response": "yes"}
-    ]
+    assert record["waits"]["approver_a"]["answers"] == [{"interruptId": ask.id, "response": "yes"}]
     (barrier / "released-by-test").touch()
     final = rt.wait(job_id, timeout=120)
 
