@@ -92,10 +92,10 @@ lock-dev:
 checkov: setup
 	bash scripts/checkov.sh
 
-# The jobs API's OpenAPI document, generated from its routes, request models and limits
-# (lambdas/jobs_api/openapi.py); tests/docs fails when docs/openapi.json is stale.
+# The jobs API's OpenAPI document, generated from its table (elsai/serverless/contract/jobs_api.py,
+# rendered by elsai/serverless/contract/openapi.py); tests/docs fails when docs/openapi.json is stale.
 openapi: setup
-	$(PY) -m elsai_lambdas.jobs_api.openapi docs/openapi.json
+	$(PY) -m elsai.serverless.contract.openapi docs/openapi.json
 
 # schemathesis (property-based + stateful API tests driven by docs/openapi.json) against
 # `elsai jobs serve` on a free port, all checks, a fixed seed, a bounded budget; its own venv

@@ -69,14 +69,14 @@ def run_fanout(rt: Any, size: int, killed: set[str]) -> dict[str, Any]:
 
     rt.faults = plan
     started = time.perf_counter()
-    job = rt.start_job("write the report", agent_id=f"fanout-{size}")
-    final = rt.wait(job["job_id"], timeout=1800)
+    job = rt.jobs.start("write the report", agent_id=f"fanout-{size}")
+    final = rt.wait(job.job_id, timeout=1800)
     seconds = time.perf_counter() - started
     rt.faults = None
-    mine = [r for r in rt.invocations if r.info.job_id == job["job_id"]]
+    mine = [r for r in rt.invocations if r.info.job_id == job.job_id]
     slices = [r for r in mine if r.info.action == "node_slice"]
     return {
-        "job": final,
+        "job": final.as_dict(),
         "seconds": round(seconds, 2),
         "node_slices": dict(Counter(r.info.agent_id for r in slices)),
         "killed": sorted({r.info.agent_id for r in slices if r.killed}),

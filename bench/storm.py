@@ -175,13 +175,13 @@ def run_storm(cfg: StormConfig) -> dict[str, Any]:
             jobs = []
             for n in range(cfg.jobs):
                 prompt = _prompt(n, cfg.orders_per_job)
-                job = rt.start_job(prompt, session_id=f"storm-{cfg.seed}-{n}")
-                jobs.append({**job, "prompt": prompt})
+                started_job = rt.jobs.start(prompt, session_id=f"storm-{cfg.seed}-{n}")
+                jobs.append({**started_job.as_dict(), "prompt": prompt})
             finals = []
             for job in jobs:
                 left = max(1.0, cfg.timeout_s - (time.monotonic() - started))
                 try:
-                    finals.append(rt.wait(job["job_id"], timeout=left))
+                    finals.append(rt.wait(job["job_id"], timeout=left).as_dict())
                 except Exception as exc:  # a timeout is a violation, not a crash of the bench
                     finals.append({"status": f"not finished: {type(exc).__name__}: {exc}"})
             runs = defaultdict(list)

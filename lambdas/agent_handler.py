@@ -72,7 +72,7 @@ def _session_manager(session_id: str, job_id: str) -> S3SessionManager:
 
 
 class _Invocation:
-    """What this invocation gives a step (`elsai.serverless.contract.steps.StepContext`)."""
+    """What this invocation gives a step (`elsai.serverless.step_context.StepContext`)."""
 
     def __init__(self, context: LambdaContext) -> None:
         self.deadline = DEADLINE

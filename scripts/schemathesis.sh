@@ -14,6 +14,10 @@
 #   ignored_auth  off: the local server stands in for API Gateway, whose job is checking the
 #                 SigV4 signature or the Cognito token; locally every request is the same IAM
 #                 caller (elsai.local.shapes), so requests without credentials succeed by design.
+#   use_after_free  off: DELETE /jobs/{job_id} cancels a job, it does not remove it; a cancelled
+#                 job stays readable (GET reports CANCELLED). The document names its response
+#                 models, so schemathesis takes DELETE and GET for one resource and expects a 404
+#                 after the DELETE, which is wrong here by design (the API's only DELETE).
 # What scripts/schemathesis.toml relaxes (the opaque paging cursors) is explained there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,5 +53,5 @@ grep -q "serving the local jobs API" "$OUT/server.log" || { cat "$OUT/server.log
 
 echo "== st run $SCHEMA against http://127.0.0.1:$PORT (seed $SEED, max $MAX_EXAMPLES examples)"
 "$ST_VENV/bin/st" --config-file scripts/schemathesis.toml run "$SCHEMA" --url "http://127.0.0.1:$PORT" --checks all --seed "$SEED" \
-  --max-examples "$MAX_EXAMPLES" --exclude-checks ignored_auth --phases examples,coverage,fuzzing,stateful \
+  --max-examples "$MAX_EXAMPLES" --exclude-checks ignored_auth,use_after_free --phases examples,coverage,fuzzing,stateful \
   --report junit --report-dir "$OUT" "$@"

@@ -1,14 +1,19 @@
-"""The jobs API: REST API Gateway (IAM auth) in front of the api Lambda.
+"""The jobs API: REST API Gateway (IAM auth) in front of the api Lambda, made from its table.
 
 A Standard state machine cannot sit behind ``StepFunctionsRestApi`` (Express only), and
 the routes need logic (ids, task tokens in S3), so a Powertools resolver Lambda fronts
-it. The API's role may only start/describe/stop/answer this one state machine's executions,
-read the sessions bucket, and write cancel records under ``jobs/``.
+it. Every resource, method, request model and grant comes from the jobs API's table
+(`elsai.serverless.contract.jobs_api.JobsApi`): a method per row, its path parameters
+declared, its body checked against the row's request model (`gateway_models`: never
+stricter than the handler), and the API's role given exactly the union of the rows' grants
+(start/list/describe/stop/answer this one machine's executions, read the sessions bucket's
+prefixes, put the few records the routes write).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import aws_cdk as cdk
 from aws_cdk import aws_apigateway as apigw
@@ -21,65 +26,48 @@ from constructs import Construct
 
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.function import PythonFunction, retention
+from elsai.cdk.gateway_models import gateway_schema, to_cdk
 from elsai.cdk.tenancy import isolate_api, method_options
-from elsai.serverless import limits
 from elsai.serverless.contract import CURRENT_VERSION_ENV, handler_name
+from elsai.serverless.contract.http import READ_ACTIONS, Operation
+from elsai.serverless.contract.jobs_api import JobsApi
 
-# Coarse gate in front of the jobs API Lambda (lambdas/jobs_api, which validates in detail),
-# built from the same limits module, so it is never stricter than the handler: a request the
-# handler accepts is never refused here. The 256 KiB execution-input cap still applies.
-MAX_PROMPT_CHARS = limits.MAX_PROMPT_CHARS
-ID_PATTERN = limits.ID_PATTERN
-API_READ_PREFIXES = ("session_*", "jobs/*")
-
-CREATE_JOB_SCHEMA: dict[str, Any] = {
-    "type": apigw.JsonSchemaType.OBJECT,
-    "required": ["prompt"],
-    "properties": {
-        "prompt": {
-            "type": apigw.JsonSchemaType.STRING,
-            "min_length": 1,
-            "max_length": MAX_PROMPT_CHARS,
-        },
-        "session_id": {"type": apigw.JsonSchemaType.STRING, "pattern": ID_PATTERN},
-        "agent_id": {"type": apigw.JsonSchemaType.STRING, "pattern": ID_PATTERN},
-        # Checked by the handler, whose 400 names the accepted values (a gateway enum's does not).
-        "version_policy": {"type": apigw.JsonSchemaType.STRING, "max_length": 64},
-    },
-}
-RESPONSES_SCHEMA: dict[str, Any] = {
-    "type": apigw.JsonSchemaType.OBJECT,
-    "required": ["responses"],
-    "properties": {
-        "responses": {
-            "type": apigw.JsonSchemaType.ARRAY,
-            "min_items": 1,
-            "max_items": limits.MAX_INTERRUPT_RESPONSES,
-            "items": {
-                "type": apigw.JsonSchemaType.OBJECT,
-                # `id` as GET shows it, or `interruptId` (accepted for compatibility).
-                "required": ["response"],
-                "any_of": [{"required": ["id"]}, {"required": ["interruptId"]}],
-                "properties": {
-                    "id": {"type": apigw.JsonSchemaType.STRING, "min_length": 1},
-                    "interruptId": {"type": apigw.JsonSchemaType.STRING, "min_length": 1},
-                },
-            },
-        }
-    },
-}
+_PUT = ("s3:PutObject",)
 
 
-def _schema(spec: dict[str, Any], *, top: bool = True) -> apigw.JsonSchema:
-    """Typed JsonSchema from the plain spec above ($schema on the root only)."""
-    props = {k: _schema(v, top=False) for k, v in spec.get("properties", {}).items()}
-    rest = {k: v for k, v in spec.items() if k not in ("properties", "items")}
-    if "items" in spec:
-        rest["items"] = _schema(spec["items"], top=False)
-    if "any_of" in spec:
-        rest["any_of"] = [_schema(choice, top=False) for choice in spec["any_of"]]
-    version = apigw.JsonSchemaVersion.DRAFT4 if top else None
-    return apigw.JsonSchema(schema=version, properties=props or None, **rest)
+@dataclass(frozen=True)
+class RoleNeeds:
+    """The union of a table's grants: what the API's role is given, and who needs it."""
+
+    #: Grant target ("state_machine", "executions", "task_tokens") -> its actions.
+    actions: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    reads: tuple[str, ...] = ()  # object key patterns read
+    puts: tuple[str, ...] = ()  # object key patterns written
+    #: Object key pattern written -> the routes writing it (``POST /jobs``), for the nag notes.
+    writers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def role_needs(operations: Sequence[Operation]) -> RoleNeeds:
+    """The grants of every row, merged per target, in the order the table names them."""
+    actions: dict[str, list[str]] = {}
+    reads: list[str] = []
+    writers: dict[str, list[str]] = {}
+    for op in operations:
+        for grant in op.grants:
+            if grant.on != "objects":
+                listed = actions.setdefault(grant.on, [])
+                listed += [a for a in grant.actions if a not in listed]
+            elif grant.actions == READ_ACTIONS:
+                reads += [k for k in grant.keys if k not in reads]
+            elif grant.actions == _PUT:
+                for key in grant.keys:
+                    writers.setdefault(key, []).append(f"{op.method} {op.path}")
+            else:
+                raise ValueError(f"{op.id}: no CDK grant for {grant.actions} on objects")
+    return RoleNeeds(
+        actions={k: tuple(v) for k, v in actions.items()}, reads=tuple(reads),
+        puts=tuple(writers), writers={k: tuple(v) for k, v in writers.items()},
+    )  # fmt: skip
 
 
 def execution_arn_pattern(stack: cdk.Stack, state_machine_name: str) -> str:
@@ -92,7 +80,7 @@ def execution_arn_pattern(stack: cdk.Stack, state_machine_name: str) -> str:
     )
 
 
-class JobsApi(Construct):
+class JobsRestApi(Construct):
     """API Lambda + REST API with IAM auth, request validation, access logs, throttling."""
 
     def __init__(
@@ -131,56 +119,38 @@ class JobsApi(Construct):
         self.function = self._fn.function
         self.role = self._fn.role
         self.execution_arns: str = execution_arn_pattern(stack, state_machine_name)
-        self._isolated = config.tenant_isolation
-        self._grant(bucket, state_machine)
-        if config.tenant_isolation:  # owner checks on, owners/* instead of the bucket root
-            isolate_api(self.function, bucket, config)
+        self.operations = JobsApi.operations()
+        self.needs = role_needs(self.operations)
+        #: Object key patterns the role may put (under owners/*/ too, with tenant isolation).
+        self.object_writes = self._grant(bucket, state_machine, config)
         self.api: apigw.RestApi = self._rest_api(config)
-        self._routes()
+        self.validator = self.api.add_request_validator(
+            "Validator", validate_request_body=True, validate_request_parameters=True
+        )
+        add_routes(self.api, self.function, self.validator, self.operations)
 
-    def _grant(self, bucket: s3.IBucket, state_machine: sfn.IStateMachine) -> None:
-        """Exactly what the routes use: start/list/describe/stop/answer, prefix reads, two writes."""
-        state_machine.grant_start_execution(self.function)
-        iam.Grant.add_to_principal(  # GET /jobs
-            grantee=self.function,
-            actions=["states:ListExecutions"],
-            resource_arns=[state_machine.state_machine_arn],
-        )
-        iam.Grant.add_to_principal(
-            grantee=self.function,
-            actions=[
-                "states:DescribeExecution",
-                "states:GetExecutionHistory",  # GET /jobs/{id}/events, WAITING_FOR_INPUT
-                "states:StopExecution",  # DELETE /jobs/{id}
-            ],
-            resource_arns=[self.execution_arns],
-        )
-        # Task-token calls name no resource: IAM only accepts "*" for them. Only success is
-        # sent (answers); nothing in the API fails a task.
-        iam.Grant.add_to_principal(
-            grantee=self.function,
-            actions=["states:SendTaskSuccess"],
-            resource_arns=["*"],
-        )
-        if self._isolated:
-            return  # tenant isolation: owner-prefixed reads and writes only (isolate_api)
-        # Reads: session summaries (session_<id>/...) and parked task tokens (jobs/...).
-        for prefix in API_READ_PREFIXES:
+    def _grant(
+        self, bucket: s3.IBucket, state_machine: sfn.IStateMachine, config: ElsaiConfig
+    ) -> tuple[str, ...]:
+        """Exactly what the table's rows need; the object keys the role may put."""
+        on = {"state_machine": [state_machine.state_machine_arn],
+              "executions": [self.execution_arns],
+              # Task-token calls name no resource: IAM only accepts "*" for them.
+              "task_tokens": ["*"]}  # fmt: skip
+        for target, actions in self.needs.actions.items():
+            iam.Grant.add_to_principal(
+                grantee=self.function, actions=list(actions), resource_arns=on[target]
+            )
+        if config.tenant_isolation:  # owner checks on, owners/* beside the bucket root
+            return isolate_api(self.function, bucket, config, self.needs.reads, self.needs.puts)
+        for prefix in self.needs.reads:
             bucket.grant_read(self.function, prefix)
-        # The API's only writes, under jobs/ (elsai.serverless.contract.service_keys): a cancel record per job and a
-        # create-only claim per answered wait (DELETE /jobs/{id}, POST /jobs/{id}/responses), and
-        # the job's version record (POST /jobs, POST /jobs/{id}/upgrade), and a Graph/Swarm job's
-        # node waits record (POST /jobs/{id}/responses stores each node's answer there).
         iam.Grant.add_to_principal(
             grantee=self.function,
-            actions=["s3:PutObject"],
-            resource_arns=[
-                bucket.arn_for_objects("jobs/*/cancelled.json"),
-                bucket.arn_for_objects("jobs/*/answers/*"),
-                bucket.arn_for_objects("jobs/*/version.json"),
-                bucket.arn_for_objects("jobs/*/node_waits.json"),
-            ],
+            actions=list(_PUT),
+            resource_arns=[bucket.arn_for_objects(key) for key in self.needs.puts],
         )
+        return self.needs.puts
 
     def _rest_api(self, config: ElsaiConfig) -> apigw.RestApi:
         """The REST API: IAM auth, JSON access logs, throttling, tracing."""
@@ -220,46 +190,38 @@ class JobsApi(Construct):
             ),
         )
 
-    def _routes(self) -> None:
-        """Resources and methods; path parameter names match lambdas/jobs_api/routes/."""
-        self.validator = self.api.add_request_validator(
-            "Validator", validate_request_body=True, validate_request_parameters=True
-        )
-        create_job = self.api.add_model(
-            "CreateJob", content_type="application/json", schema=_schema(CREATE_JOB_SCHEMA)
-        )
-        responses = self.api.add_model(
-            "InterruptResponses",
-            content_type="application/json",
-            schema=_schema(RESPONSES_SCHEMA),
-        )
-        integration = apigw.LambdaIntegration(self.function, proxy=True, allow_test_invoke=False)
-        job_id = {"method.request.path.job_id": True}
 
-        jobs = self.api.root.add_resource("jobs")
-        jobs.add_method(
-            "POST", integration, request_validator=self.validator,
-            request_models={"application/json": create_job},
-        )  # fmt: skip
-        jobs.add_method("GET", integration, request_validator=self.validator)
-        job = jobs.add_resource("{job_id}")
-        for method in ("GET", "DELETE"):
-            job.add_method(
-                method, integration, request_validator=self.validator, request_parameters=job_id
-            )
-        # ?after=&limit= reach the proxy integration undeclared; the handler validates them.
-        job.add_resource("events").add_method(
-            "GET", integration, request_validator=self.validator, request_parameters=job_id
-        )
-        job.add_resource("responses").add_method(
-            "POST", integration, request_validator=self.validator,
-            request_parameters=job_id, request_models={"application/json": responses},
-        )  # fmt: skip
-        job.add_resource("upgrade").add_method(
-            "POST", integration, request_validator=self.validator, request_parameters=job_id
-        )
-        sessions = self.api.root.add_resource("sessions")
-        sessions.add_resource("{session_id}").add_method(
-            "GET", integration, request_validator=self.validator,
-            request_parameters={"method.request.path.session_id": True},
+def add_routes(
+    api: apigw.RestApi,
+    function: lambda_.IFunction,
+    validator: apigw.IRequestValidator,
+    operations: Sequence[Operation],
+) -> None:
+    """A resource per path segment and a proxy method per row, validated as the row says.
+
+    Path parameters are declared (required); query and header parameters reach the proxy
+    integration undeclared and the handler validates them. A row with a request model gets
+    the gateway's copy of it; a streaming row's integration streams the response.
+    """
+    integration = apigw.LambdaIntegration(function, proxy=True, allow_test_invoke=False)
+    models: dict[str, apigw.Model] = {}
+    for op in operations:
+        resource = api.root
+        for part in [p for p in op.path.split("/") if p]:
+            resource = resource.get_resource(part) or resource.add_resource(part)
+        request_models = None
+        if op.request is not None:
+            name = op.request.__name__
+            if name not in models:
+                schema = to_cdk(gateway_schema(op.request))
+                models[name] = api.add_model(name, content_type="application/json", schema=schema)
+            request_models = {"application/json": models[name]}
+        path = {f"method.request.path.{p.name}": True for p in op.of("path")}
+        streamed = apigw.LambdaIntegration(
+            function, proxy=True, allow_test_invoke=False,
+            response_transfer_mode=apigw.ResponseTransferMode.STREAM,
+        ) if op.streams else None  # fmt: skip
+        resource.add_method(
+            op.method, streamed or integration, request_validator=validator,
+            request_parameters=path or None, request_models=request_models,
         )  # fmt: skip

@@ -12,8 +12,6 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 from constructs import IConstruct
 
-from elsai.cdk.tenancy import API_OWNER_WRITES
-
 if TYPE_CHECKING:  # the service calls acknowledge_findings(self) as it is built
     from elsai.cdk.service import DurableAgentService as ElsaiStack
 
@@ -72,11 +70,15 @@ def acknowledge_findings(stack: ElsaiStack) -> None:
 def _functions(stack: ElsaiStack) -> None:
     """Prefix-scoped S3 grants, X-Ray and the pinned runtime of the agent and API functions."""
     bucket_arn = _arn_ref(stack, stack.storage.bucket)
-    for fn, actions in ((stack.agent, AGENT_S3_ACTIONS), (stack.api, API_S3_ACTIONS)):
+    api_reads = stack.api.needs.reads  # the jobs API table's read grants
+    for fn, actions, prefixes in (
+        (stack.agent, AGENT_S3_ACTIONS, PREFIXES),
+        (stack.api, API_S3_ACTIONS, api_reads),
+    ):
         policy = fn.role.node.find_child("DefaultPolicy")
         for action in actions:
             _ack(policy, f"AwsSolutions-IAM5[Action::{action}]", S3_PREFIX_GRANT)
-        for prefix in PREFIXES:
+        for prefix in prefixes:
             _ack(policy, f"AwsSolutions-IAM5[Resource::{bucket_arn}/{prefix}]", S3_PREFIX_GRANT)
         _ack(fn.function, "AwsSolutions-L1", RUNTIME)
     agent_policy = stack.agent.role.node.find_child("DefaultPolicy")
@@ -104,16 +106,12 @@ def _api(stack: ElsaiStack) -> None:
         "states:SendTaskSuccess takes a task token, not a resource: IAM only accepts '*' "
         "for it. " + XRAY,
     )
-    for pattern, why in (
-        ("jobs/*/cancelled.json", "DELETE /jobs/{id} writes one cancel record per job"),
-        ("jobs/*/answers/*", "POST /jobs/{id}/responses claims each wait once (create-only)"),
-        ("jobs/*/version.json", "POST /jobs and /jobs/{id}/upgrade write the job's version record"),
-        ("jobs/*/node_waits.json", "POST /jobs/{id}/responses stores a Graph/Swarm node's answer"),
-    ):
+    for pattern, routes in stack.api.needs.writers.items():  # from the jobs API's table
         _ack(
             api_policy,
             f"AwsSolutions-IAM5[Resource::{bucket_arn}/{pattern}]",
-            f"{why}; the job id (and token digest) is the wildcard.",
+            f"{', '.join(routes)} write(s) these per-job records (s3:PutObject only); the job "
+            "id (and token digest) is the wildcard.",
         )
     _ack(
         api_policy,
@@ -225,7 +223,7 @@ def _tenancy(stack: ElsaiStack) -> None:
                 "inference profile may route to any region of its geography (one model).",
             )
     api_policy = stack.api.role.node.find_child("DefaultPolicy")
-    for pattern in ("owners/*", *API_OWNER_WRITES):
+    for pattern in ("owners/*", *stack.api.object_writes):
         _ack(
             api_policy,
             f"AwsSolutions-IAM5[Resource::{bucket_arn}/{pattern}]",

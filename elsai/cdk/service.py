@@ -16,7 +16,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from elsai.cdk.agent_function import BEDROCK_INVOKE_ACTIONS, AgentFunction
-from elsai.cdk.api import JobsApi
+from elsai.cdk.api import JobsRestApi
 from elsai.cdk.bundling import lambda_code
 from elsai.cdk.config import ElsaiConfig
 from elsai.cdk.factory_check import check_agent_factory
@@ -94,7 +94,7 @@ class DurableAgentService(Construct):
             config=self.config,
             state_machine_name=name,
         )
-        self.api: JobsApi = JobsApi(
+        self.api: JobsRestApi = JobsRestApi(
             self,
             "Api",
             code=asset,

@@ -25,18 +25,6 @@ from elsai.serverless.contract import service_keys
 
 #: Where owner-namespaced data lives.
 OWNERS = f"{service_keys.OWNERS_PREFIX}*"
-_ANY_OWNER = f"{OWNERS}/"
-_CANCEL, _ANSWERS = service_keys.job_cancel_key("*"), service_keys.answers_prefix("*") + "*"
-_VERSION, _NODE_WAITS = service_keys.job_version_key("*"), service_keys.node_waits_key("*")
-#: The API's only writes (cancel records, answer claims, version records, node answers): under
-#: an owner's prefix, and at the root for jobs started before the stack turned isolation on,
-#: which admins may still read and steer (jobs_api.owner); their sessions and records at the
-#: root are only read.
-API_OWNER_WRITES = (
-    *(_ANY_OWNER + _CANCEL, _ANY_OWNER + _ANSWERS, _CANCEL, _ANSWERS),
-    *(_ANY_OWNER + _VERSION, _VERSION, _ANY_OWNER + _NODE_WAITS, _NODE_WAITS),
-)
-API_LEGACY_READS = ("session_*", f"{service_keys.JOBS_PREFIX}*")
 TENANT_ROLE_ENV = "ELSAI_TENANT_ROLE_ARN"  # elsai.serverless.scoped.TENANT_ROLE_ENV
 #: The id and text of the synth warning a deployment without isolation gets.
 ISOLATION_OFF_WARNING = "elsai:tenantIsolationOff"
@@ -79,8 +67,21 @@ class TenantRole(Construct):
         agent_function.add_environment(TENANT_ROLE_ENV, self.role.role_arn)
 
 
-def isolate_api(api_function: lambda_.Function, bucket: s3.IBucket, config: ElsaiConfig) -> None:
-    """Turn on the API's ownership checks and give it the owner prefixes it reads and writes."""
+def isolate_api(
+    api_function: lambda_.Function,
+    bucket: s3.IBucket,
+    config: ElsaiConfig,
+    reads: tuple[str, ...],
+    puts: tuple[str, ...],
+) -> tuple[str, ...]:
+    """Turn on the API's ownership checks and give it the owner prefixes it reads and writes.
+
+    `reads` and `puts` are the key patterns the jobs API's table names. The API reads every
+    owner's prefix (it checks ownership itself) and the root's `reads`; it writes each of
+    `puts` under an owner's prefix and at the root, for jobs started before the stack turned
+    isolation on, which admins may still read and steer (jobs_api.owner). Returns the key
+    patterns it may put.
+    """
     api_function.add_environment("ELSAI_TENANCY", "owner")
     if config.admin_arns:
         api_function.add_environment("ELSAI_ADMIN_ARNS", ",".join(config.admin_arns))
@@ -89,13 +90,15 @@ def isolate_api(api_function: lambda_.Function, bucket: s3.IBucket, config: Elsa
         if config.admin_groups:
             api_function.add_environment("ELSAI_ADMIN_GROUPS", ",".join(config.admin_groups))
     bucket.grant_read(api_function, OWNERS)
-    for prefix in API_LEGACY_READS:
+    for prefix in reads:
         bucket.grant_read(api_function, prefix)
+    writes = tuple(p for key in puts for p in (f"{OWNERS}/{key}", key))
     iam.Grant.add_to_principal(
         grantee=api_function,
         actions=["s3:PutObject"],
-        resource_arns=[bucket.arn_for_objects(p) for p in API_OWNER_WRITES],
+        resource_arns=[bucket.arn_for_objects(p) for p in writes],
     )
+    return writes
 
 
 def method_options(scope: Construct, config: ElsaiConfig) -> apigw.MethodOptions:

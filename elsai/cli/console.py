@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from elsai.cli.sessions.store import CliError, open_store
-from elsai.client.jobs import JobsClient, local_url, stack_api_url
+from elsai.client import JobsApi, http_client, local_url, stack_api_url
 
 
 def register(groups: Any) -> None:
@@ -41,13 +41,13 @@ def _port(text: str) -> int:
     return value
 
 
-def _client(args: argparse.Namespace) -> JobsClient | None:
+def _client(args: argparse.Namespace) -> JobsApi | None:
     if args.local:
-        return JobsClient(local_url(), sign=False)
+        return http_client(local_url(), sign=False)
     if args.api_url:
-        return JobsClient(args.api_url, region=args.region)
+        return http_client(args.api_url, region=args.region)
     if args.stack_name:
-        return JobsClient(stack_api_url(args.stack_name, args.region), region=args.region)
+        return http_client(stack_api_url(args.stack_name, args.region), region=args.region)
     return None
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from urllib.parse import quote
 
-from elsai.client.jobs import ApiError
+from elsai.client import ApiError
 from elsai.console import jobs as job_pages
 from elsai.console import sessions as session_pages
 from elsai.console.html import error_box, esc, live_div, live_parts, page

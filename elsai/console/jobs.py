@@ -1,6 +1,7 @@
 """Job pages: the list, one job's live part (status, acts, timeline, events), and the two acts.
 
-Everything goes through `elsai.client.jobs.JobsClient`, the client (and auth) of `elsai jobs`.
+Everything goes through `elsai.client.JobsApi`, the client (and auth) of `elsai jobs`; the
+pages read the API's bodies as it sent them (`as_dict`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from elsai.client.jobs import ApiError, JobsClient
+from elsai.client import ApiError, JobsApi
 from elsai.console.graph import graph_section
 from elsai.console.html import (
     badge,
@@ -40,14 +41,14 @@ class ActError(ValueError):
     """A form the console refuses (bad JSON, no such interrupt): said on the page, nothing sent."""
 
 
-def jobs_list(client: JobsClient, status: str | None, text: str | None) -> str:
+def jobs_list(client: JobsApi, status: str | None, text: str | None) -> str:
     """Jobs newest first (the API's order), filtered by status and text in the id.
 
     The list holds ids, statuses and times only; the newest `DETAILED` jobs are described too
     (agent, session, WAITING_FOR_INPUT), a few requests at once.
     """
-    page = client.list(LIST_LIMIT, None, status or None)
-    listed = [j for j in page.get("jobs") or [] if isinstance(j, dict)]
+    page = client.list(limit=LIST_LIMIT, status=status or None)
+    listed = [j.as_dict() for j in page.jobs]
     if text:
         listed = [j for j in listed if text.lower() in str(j.get("job_id", "")).lower()]
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -68,32 +69,31 @@ def jobs_list(client: JobsClient, status: str | None, text: str | None) -> str:
     return body + table(headers, rows, caption="jobs, newest first")
 
 
-def _describe(client: JobsClient, listed: dict[str, Any]) -> dict[str, Any]:
+def _describe(client: JobsApi, listed: dict[str, Any]) -> dict[str, Any]:
     try:
-        return {**listed, **client.status(str(listed.get("job_id", "")))}
+        return {**listed, **client.get(str(listed.get("job_id", ""))).as_dict()}
     except ApiError:
         return listed  # gone or refused since the listing: the list's own fields
 
 
-def all_events(client: JobsClient, job_id: str) -> list[dict[str, Any]]:
+def all_events(client: JobsApi, job_id: str) -> list[dict[str, Any]]:
     """Every event of the job so far (paged), at most MAX_EVENTS."""
     out: list[dict[str, Any]] = []
     cursor = None
     while len(out) < MAX_EVENTS:
-        page = client.events(job_id, cursor, limit=200)
-        events = page.get("events") or []
-        if not events:
+        page = client.events(job_id, after=cursor, limit=200)
+        if not page.events:
             break
-        out += [e for e in events if isinstance(e, dict)]
-        cursor = page.get("cursor")
+        out += page.events
+        cursor = page.cursor
     return out
 
 
 def job_live(
-    client: JobsClient, job_id: str, token: str, store: SessionStore | None
+    client: JobsApi, job_id: str, token: str, store: SessionStore | None
 ) -> tuple[bool, str]:
     """(ended, html) of the parts that change while a job runs; each part carries a version."""
-    job = client.status(job_id)
+    job = client.get(job_id).as_dict()
     events = all_events(client, job_id)
     status = str(job.get("status"))
     pending = [i for i in job.get("interrupts") or [] if isinstance(i, dict)]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import time
 
-from elsai.client.jobs import ApiError, JobsClient
+from elsai.client import ApiError, JobsApi
 from elsai.console.html import error_box, esc, href
 from elsai.console.jobs import all_events
 from elsai.console.timeline import bars, event_list, timeline_svg
 
 
-def node_attempts(client: JobsClient | None, job_id: str, node: str) -> str:
+def node_attempts(client: JobsApi | None, job_id: str, node: str) -> str:
     """The section: a bar per attempt of the node's slices, then the events in words."""
     head = (
         '<h2 id="node-slices-h">slices of node '

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from elsai.client.jobs import JobsClient
+from elsai.client import JobsApi
 from elsai.console.graph import graph_section
 from elsai.console.html import badge, error_box, esc, filters, href, table
 from elsai.console.node_view import node_attempts
@@ -101,7 +101,7 @@ def session_page(
     store: SessionStore,
     sid: str,
     agent_id: str | None,
-    job: tuple[JobsClient | None, str] | None = None,
+    job: tuple[JobsApi | None, str] | None = None,
 ) -> tuple[bool, list[tuple[str, str]]]:
     """(active, parts) of one session: graph, check findings, each agent's transcript.
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from elsai.client.jobs import JobsClient
+from elsai.client import JobsApi
 from elsai.session.storage.base import StorageBackend
 
 
@@ -43,4 +43,4 @@ class Sources:
     """What this console shows: sessions from `store`, jobs from `jobs` (either may be absent)."""
 
     store: SessionStore | None = None
-    jobs: JobsClient | None = None
+    jobs: JobsApi | None = None

@@ -22,7 +22,6 @@ _EXPORTS = {
     "kill_in_tool": "elsai.local.faults",
     "kill_in_job_tool": "elsai.local.faults",
     "LocalEvent": "elsai.local.events",
-    "LocalApiError": "elsai.local.api",
     "LocalHttpApi": "elsai.local.http",
     "LocalRuntime": "elsai.local.runtime",
     "ProjectError": "elsai.local.services",

@@ -1,14 +1,16 @@
-"""The client side of LocalRuntime: the real `api_handler` and views of what a job left.
+"""The client side of LocalRuntime: the real `api_handler` in process, and views of what a job left.
 
-The jobs API is the real `api_handler` called with API Gateway events; the views are
-read-only (history, slices, the tool ledger, the session's S3 objects).
-
-Calling the handler (not boto3 directly) keeps the local runtime honest about what clients
-see: validation, Idempotency-Key, status mapping, WAITING_FOR_INPUT.
+`LocalRuntime.jobs` is the jobs API's one client shape (`elsai.serverless.contract.jobs_api.
+JobsApi`, the same class `elsai.client.http_client` returns) on an in-process transport: each
+request becomes an API Gateway REST proxy event for the real `api_handler`, so what a test or
+script sees is what a client of the deployed API sees (validation, Idempotency-Key, status
+mapping, WAITING_FOR_INPUT). The views are read-only (history, slices, the tool ledger, the
+session's S3 objects).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Iterator
@@ -18,50 +20,92 @@ from typing import Any
 from elsai.local.invoker import InvocationRecord
 from elsai.local.progress import Progress
 from elsai.local.shapes import DEFAULT_CALLER, LocalLambdaContext, rest_proxy_event
+from elsai.serverless.contract.http import Reply, Request, resource_of
+from elsai.serverless.contract.jobs_api import Job, JobsApi
 from elsai.serverless.contract.steps import RUN_SLICE
 
 TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED", "CANCELLED"})
+_ROWS = JobsApi.operations()
 
 
-class LocalApiError(Exception):
-    """The jobs API answered with a 4xx/5xx."""
+def gateway_resource(path: str) -> tuple[str, dict[str, str] | None]:
+    """The API Gateway resource a path falls under, and its path parameters (the table's)."""
+    found = resource_of(_ROWS, path)
+    if found is None:  # the handler answers 404 (or 405) for it, as behind API Gateway
+        return "/{proxy+}", {"proxy": path.lstrip("/")}
+    resource, values = found
+    return resource, values or None
 
-    def __init__(self, status: int, body: Any) -> None:
-        super().__init__(f"HTTP {status}: {body}")
-        self.status: int = status
-        self.body: Any = body
+
+def proxy_reply(response: dict[str, Any]) -> Reply:
+    """A Lambda proxy response as the client receives it (headers joined, body decoded)."""
+    headers = {str(k): str(v) for k, v in (response.get("headers") or {}).items()}
+    for name, values in (response.get("multiValueHeaders") or {}).items():
+        headers.setdefault(str(name), ", ".join(str(v) for v in values))
+    data = response.get("body") or ""
+    raw = base64.b64decode(data) if response.get("isBase64Encoded") else data.encode()
+    return Reply(int(response["statusCode"]), headers, raw)
+
+
+class InProcessTransport:
+    """Hands each request to the runtime's real API handler; records starts and answers.
+
+    `caller` names who the requests come from (an IAM user of the local account); None: the
+    runtime's `caller` at the time of the request.
+    """
+
+    def __init__(self, runtime: JobsApiMixin, caller: str | None = None) -> None:
+        """Send through `runtime` (its handler, its progress)."""
+        self.runtime, self.caller = runtime, caller
+
+    def send(self, request: Request) -> Reply:
+        """One request through the handler; a started or answered job is told to `progress`."""
+        body = None if request.body is None else request.body.decode("utf-8")
+        response = self.runtime.api_response(
+            request.method, request.path, body=body, headers=dict(request.headers),
+            query=dict(request.query) or None, caller=self.caller,
+        )  # fmt: skip
+        reply = proxy_reply(response)
+        op = request.operation
+        if op is not None and reply.status < 400 and op.id in ("startJob", "answerJob"):
+            sent = json.loads(body or "{}")
+            if op.id == "startJob":
+                self.runtime.progress.job_started(reply.json(), sent["prompt"])
+            else:
+                self.runtime.progress.answered(reply.json()["job_id"], sent["responses"])
+        return reply
 
 
 class JobsApiMixin:
     """Needs `self._api` (the imported api_handler module) and `self.progress`.
 
     `caller` names who the requests come from (an IAM user of the local account); set it to
-    try tenant isolation with two callers (`elsai local run --caller NAME`).
+    try tenant isolation with two callers (`elsai local run --caller NAME`), or ask
+    `jobs_as(name)` for a client acting as another.
     """
 
     _api: Any
     progress: Progress
     caller: str = DEFAULT_CALLER
 
-    def api(self, method: str, path: str, *, resource: str, body: Any = None, headers: dict[str, str] | None = None,
-            path_parameters: dict[str, str] | None = None, query: dict[str, str] | None = None,
-            caller: str | None = None) -> tuple[int, Any]:  # fmt: skip
-        """Call the real API handler with an API Gateway REST proxy event: (status, parsed body)."""
-        response = self.api_response(method, path, resource=resource, body=body, headers=headers,
-                                     path_parameters=path_parameters, query=query, caller=caller)  # fmt: skip
-        raw = response.get("body") or "null"
-        try:
-            return int(response["statusCode"]), json.loads(raw)
-        except ValueError:
-            return int(response["statusCode"]), raw
+    @property
+    def jobs(self) -> JobsApi:
+        """The jobs API, as a deployed stack's client sees it (``rt.jobs.start("...")``)."""
+        return JobsApi(InProcessTransport(self))
 
-    def api_response(self, method: str, path: str, *, resource: str, body: Any = None,
-                     headers: dict[str, str] | None = None, path_parameters: dict[str, str] | None = None,
-                     query: dict[str, str] | None = None, caller: str | None = None) -> dict[str, Any]:  # fmt: skip
+    def jobs_as(self, caller: str) -> JobsApi:
+        """The jobs API as local caller `caller` sees it (tenant isolation)."""
+        return JobsApi(InProcessTransport(self, caller))
+
+    def api_response(self, method: str, path: str, *, body: str | None = None,
+                     headers: dict[str, str] | None = None, query: dict[str, str] | None = None,
+                     caller: str | None = None) -> dict[str, Any]:  # fmt: skip
         """The real API handler's Lambda proxy response (status, headers, body) to one request.
 
-        `caller` overrides `self.caller` for this request.
+        `path` is the request's path as sent (percent-encoded); the event names the resource
+        and path parameters API Gateway would. `caller` overrides `self.caller`.
         """
+        resource, path_parameters = gateway_resource(path)
         event = rest_proxy_event(
             method,
             path,
@@ -77,71 +121,7 @@ class JobsApiMixin:
         )
         return response
 
-    @staticmethod
-    def _ok(status: int, body: Any) -> Any:
-        if status >= 400:
-            raise LocalApiError(status, body)
-        return body
-
-    def start_job(self, prompt: str, session_id: str | None = None, agent_id: str = "agent",
-                  idempotency_key: str | None = None, version_policy: str | None = None) -> dict[str, Any]:  # fmt: skip
-        """POST /jobs; returns the API's body ({job_id, session_id, agent_id, status})."""
-        body: dict[str, Any] = {"prompt": prompt, "agent_id": agent_id}
-        if version_policy is not None:
-            body["version_policy"] = version_policy
-        if session_id is not None:
-            body["session_id"] = session_id
-        headers = {"Idempotency-Key": idempotency_key} if idempotency_key is not None else None
-        job = dict(
-            self._ok(*self.api("POST", "/jobs", resource="/jobs", body=body, headers=headers))
-        )
-        self.progress.job_started(job, prompt)
-        return job
-
-    def job(self, job_id: str) -> dict[str, Any]:
-        """GET /jobs/{job_id}."""
-        return dict(
-            self._ok(
-                *self.api(
-                    "GET",
-                    f"/jobs/{job_id}",
-                    resource="/jobs/{job_id}",
-                    path_parameters={"job_id": job_id},
-                )
-            )
-        )
-
-    def answer(self, job_id: str, responses: list[dict[str, Any]]) -> dict[str, Any]:
-        """POST /jobs/{job_id}/responses with [{"interruptId", "response"}, ...]."""
-        out = self._ok(*self.api("POST", f"/jobs/{job_id}/responses", resource="/jobs/{job_id}/responses",
-                                 path_parameters={"job_id": job_id}, body={"responses": responses}))  # fmt: skip
-        self.progress.answered(job_id, responses)
-        return dict(out)
-
-    def upgrade(self, job_id: str) -> dict[str, Any]:
-        """POST /jobs/{job_id}/upgrade: the job moves to the current version at its next resume."""
-        return dict(self._ok(*self.api("POST", f"/jobs/{job_id}/upgrade", resource="/jobs/{job_id}/upgrade",
-                                       path_parameters={"job_id": job_id})))  # fmt: skip
-
-    def events(
-        self, job_id: str, after: str | None = None, limit: int | None = None
-    ) -> dict[str, Any]:
-        """GET /jobs/{job_id}/events: a page of progress events and the cursor to continue from."""
-        query = {k: str(v) for k, v in (("after", after), ("limit", limit)) if v is not None}
-        return dict(self._ok(*self.api("GET", f"/jobs/{job_id}/events", resource="/jobs/{job_id}/events",
-                                       path_parameters={"job_id": job_id}, query=query)))  # fmt: skip
-
-    def cancel(self, job_id: str) -> dict[str, Any]:
-        """DELETE /jobs/{job_id}: stop a running job (it then reports CANCELLED)."""
-        return dict(self._ok(*self.api("DELETE", f"/jobs/{job_id}", resource="/jobs/{job_id}",
-                                       path_parameters={"job_id": job_id})))  # fmt: skip
-
-    def session(self, session_id: str) -> dict[str, Any]:
-        """GET /sessions/{session_id}."""
-        return dict(self._ok(*self.api("GET", f"/sessions/{session_id}", resource="/sessions/{session_id}",
-                                       path_parameters={"session_id": session_id})))  # fmt: skip
-
-    def wait(self, job_id: str, timeout: float = 120, *, poll: float = 0.1) -> dict[str, Any]:
+    def wait(self, job_id: str, timeout: float = 120, *, poll: float = 0.1) -> Job:
         """Poll GET /jobs/{id} until the job ended or waits for (new) interrupt responses.
 
         Waiting needs both the API's WAITING_FOR_INPUT and a park the runtime saw and nobody
@@ -150,15 +130,16 @@ class JobsApiMixin:
         show the old wait.
         """
         deadline = time.monotonic() + timeout
+        jobs = self.jobs
         while True:
-            job = self.job(job_id)
-            if job["status"] in TERMINAL:
-                self.progress.job_ended(job)
+            job = jobs.get(job_id)
+            if job.status in TERMINAL:
+                self.progress.job_ended(job.as_dict())
                 return job
-            if job["status"] == "WAITING_FOR_INPUT" and self.progress.waiting_for_input(job_id):
+            if job.status == "WAITING_FOR_INPUT" and self.progress.waiting_for_input(job_id):
                 return job
             if time.monotonic() > deadline:
-                raise TimeoutError(f"job {job_id} still {job['status']} after {timeout} s")
+                raise TimeoutError(f"job {job_id} still {job.status} after {timeout} s")
             time.sleep(poll)
 
 

@@ -7,45 +7,26 @@ bodies and status codes. Each request becomes an API Gateway REST proxy event fo
 test can see what a client signed; the signature itself is IAM's job and is not checked here.
 Every method reaches the handler (an undeclared one is its JSON 405, an unknown path its JSON
 404) and the server's own refusals are JSON too: never the stdlib's HTML error page.
-`GET /openapi.json` serves the API's OpenAPI document (`elsai_lambdas.jobs_api.openapi`).
+`GET /openapi.json` serves the API's OpenAPI document (`elsai.serverless.contract.openapi`).
 The ``X-Elsai-Local-Caller`` header names the request's caller (an IAM user of the local
 account, ``local`` without it), so two local callers can try tenant isolation.
 """
 
 from __future__ import annotations
 
-import base64
 import json
-import re
 import threading
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
-from elsai.client.jobs import CALLER_HEADER
-from elsai.local.api import JobsApiMixin
+from elsai.client import CALLER_HEADER
+from elsai.local.api import JobsApiMixin, proxy_reply
 from elsai.local.shapes import caller_arn
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # API Gateway's payload cap
 OPENAPI_PATH = "/openapi.json"
-_ROUTES: list[tuple[re.Pattern[str], str, str | None]] = [
-    (re.compile(r"^/jobs/([^/]+)/responses/?$"), "/jobs/{job_id}/responses", "job_id"),
-    (re.compile(r"^/jobs/([^/]+)/events/?$"), "/jobs/{job_id}/events", "job_id"),
-    (re.compile(r"^/jobs/([^/]+)/upgrade/?$"), "/jobs/{job_id}/upgrade", "job_id"),
-    (re.compile(r"^/jobs/([^/]+)/?$"), "/jobs/{job_id}", "job_id"),
-    (re.compile(r"^/jobs/?$"), "/jobs", None),
-    (re.compile(r"^/sessions/([^/]+)/?$"), "/sessions/{session_id}", "session_id"),
-]
-
-
-def resource_of(path: str) -> tuple[str, dict[str, str] | None]:
-    """The API Gateway resource a path falls under, and its path parameters."""
-    for pattern, resource, name in _ROUTES:
-        match = pattern.match(path)
-        if match:
-            return resource, ({name: unquote(match.group(1))} if name else None)
-    return "/{proxy+}", {"proxy": path.lstrip("/")}
 
 
 class LocalHttpApi:
@@ -89,12 +70,11 @@ class LocalHttpApi:
 
         Every method reaches the handler, which answers a route's undeclared method with 405
         and an unknown path with 404, as behind API Gateway; ``GET /openapi.json`` is the
-        jobs API's OpenAPI document (`elsai_lambdas.jobs_api.openapi`), served here only.
+        jobs API's OpenAPI document (`elsai.serverless.contract.openapi`), served here only.
         """
         parts = urlsplit(target)
         if parts.path == OPENAPI_PATH:
             return self._openapi(method)
-        resource, params = resource_of(parts.path)
         query = dict(parse_qsl(parts.query, keep_blank_values=True)) or None
         self.recorded_headers.append(dict(headers))
         forwarded = {
@@ -109,15 +89,11 @@ class LocalHttpApi:
             except ValueError as exc:
                 error = json.dumps({"error": f"{CALLER_HEADER}: {exc}"}).encode()
                 return 400, {"Content-Type": "application/json"}, error
-        response = self.runtime.api_response(method, parts.path, resource=resource, body=body,
-                                             headers=forwarded, path_parameters=params, query=query,
-                                             caller=caller)  # fmt: skip
-        out_headers = {str(k): str(v) for k, v in (response.get("headers") or {}).items()}
-        for name, values in (response.get("multiValueHeaders") or {}).items():
-            out_headers.setdefault(str(name), ", ".join(str(v) for v in values))
-        data = response.get("body") or ""
-        raw = base64.b64decode(data) if response.get("isBase64Encoded") else data.encode()
-        return int(response["statusCode"]), out_headers, raw
+        response = self.runtime.api_response(
+            method, parts.path, body=body, headers=forwarded, query=query, caller=caller
+        )
+        reply = proxy_reply(response)
+        return reply.status, dict(reply.headers), reply.body
 
     def _openapi(self, method: str) -> tuple[int, dict[str, str], bytes]:
         json_type = {"Content-Type": "application/json"}
@@ -125,7 +101,7 @@ class LocalHttpApi:
             error = {"error": f"{method} is not allowed here"}
             return 405, {**json_type, "Allow": "GET"}, json.dumps(error).encode()
         if self._document is None:
-            from elsai_lambdas.jobs_api.openapi import render
+            from elsai.serverless.contract.openapi import render
 
             self._document = render().encode()
         return 200, json_type, self._document

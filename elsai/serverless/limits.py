@@ -41,16 +41,29 @@ MAX_INTERRUPT_RESPONSES = 100
 #: Longest `interruptId` an answer may name.
 MAX_INTERRUPT_ID_CHARS = 256
 
+#: Page size of `GET /jobs` and `GET /jobs/{job_id}/events` when the client names none.
+DEFAULT_PAGE = 50
+#: Largest page of `GET /jobs/{job_id}/events` (``?limit=``).
+MAX_EVENTS_PAGE = 200
+#: Largest page of `GET /jobs` (``?limit=``; Step Functions lists at most 1,000).
+MAX_JOBS_PAGE = 100
+#: Longest paging cursor (``?after=``), and longest query parameter the jobs API reads.
+MAX_CURSOR_CHARS = 2_000
+
 __all__ = [
+    "DEFAULT_PAGE",
     "ID_CHARS",
     "ID_PATTERN",
     "IDEMPOTENCY_KEY_PATTERN",
     "JOB_ID_PATTERN",
+    "MAX_CURSOR_CHARS",
+    "MAX_EVENTS_PAGE",
     "MAX_ID_LENGTH",
     "MAX_IDEMPOTENCY_KEY_CHARS",
     "MAX_INTERRUPT_ID_CHARS",
     "MAX_INTERRUPT_RESPONSES",
     "MAX_JOB_ID_LENGTH",
+    "MAX_JOBS_PAGE",
     "MAX_PROMPT_CHARS",
     "MAX_SFN_PAYLOAD_BYTES",
     "MAX_SLICE_TEXT_CHARS",

@@ -33,7 +33,7 @@ from elsai.serverless.contract import (
 from elsai.session.storage.base import StorageBackend
 
 if TYPE_CHECKING:
-    from elsai.serverless.contract.steps import StepContext
+    from elsai.serverless.step_context import StepContext
 
 T = TypeVar("T")
 #: Lost compare-and-swap races retried before giving up (writers are the API and one job).

@@ -22,7 +22,8 @@ from elsai.serverless.contract.node_steps import (
     NodeSliceResult,
     PlanResult,
 )
-from elsai.serverless.contract.steps import FOLD, NODE_SLICE, PLAN, StepContext
+from elsai.serverless.contract.steps import FOLD, NODE_SLICE, PLAN
+from elsai.serverless.step_context import StepContext
 from elsai.session.storage.base import StorageBackend
 from elsai.telemetry.job_spans import job_step_span
 from elsai.telemetry.otel import OtelTracing

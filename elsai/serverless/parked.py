@@ -20,7 +20,7 @@ from elsai.ids import validate_id
 from elsai.serverless.contract import ParkRequest, ParkResult, service_keys
 
 if TYPE_CHECKING:
-    from elsai.serverless.contract.steps import StepContext
+    from elsai.serverless.step_context import StepContext
     from elsai.session.manager import SessionManager
     from elsai.session.storage.base import StorageBackend
 

@@ -31,7 +31,7 @@ from elsai.telemetry.otel import OtelTracing
 from elsai.telemetry.spans import record_slice, slice_span
 
 if TYPE_CHECKING:
-    from elsai.serverless.contract.steps import StepContext
+    from elsai.serverless.step_context import StepContext
 
 MAX_TEXT_CHARS = MAX_SLICE_TEXT_CHARS  # keep Step Functions state far below its 256 KiB cap
 

@@ -1,22 +1,17 @@
 """The one resolver of the jobs API, its routers, and how every failure becomes JSON.
 
-POST /jobs                    start a job (Idempotency-Key header → execution name)
-GET  /jobs                    the newest jobs first, paged
-GET  /jobs/{job_id}           status, result or error
-POST /jobs/{job_id}/responses answer pending interrupts (sends the parked task token)
-GET  /jobs/{job_id}/events    progress since a cursor (messages, slices, retries, interrupts)
-DELETE /jobs/{job_id}         cancel a running job (it reports CANCELLED)
-GET  /sessions/{session_id}   transcript summary and bookmark per agent
+The routes are the rows of the jobs API's table (`elsai.serverless.contract.jobs_api`), each
+served by one function of `routes/` (`jobs_api.routing`); a path the table has with a method it
+has not is a 405 naming the methods it has (``Allow``).
 
 Every answer is JSON. Bad input gets a 4xx ``{"error": ...}`` body (400 for any malformed or
 invalid request, 401 for a request without a caller identity when tenant isolation is on
-(`jobs_api.owner`; another caller's job is a 404 like a missing one), 404/405 for routing misses, 409 for state conflicts, 413 for payloads over
-Step Functions' cap); AWS throttling gets 503 + Retry-After; anything unexpected gets
+(`jobs_api.owner`; another caller's job is a 404 like a missing one), 404/405 for routing
+misses, 409 for state conflicts, 413 for payloads over Step Functions' cap); AWS throttling gets 503 + Retry-After; anything unexpected gets
 ``{"error": "internal error", "details": {"request_id": ...}}`` with 500, never a traceback.
 """
 
 import binascii
-import re
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -26,6 +21,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from botocore.exceptions import ClientError
 
+from elsai.serverless.contract.http import allowed_methods
 from elsai_lambdas.jobs_api import aws, owner
 from elsai_lambdas.jobs_api.errors import (
     Conflict,
@@ -39,6 +35,7 @@ from elsai_lambdas.jobs_api.errors import (
 from elsai_lambdas.jobs_api.routes import jobs as jobs_routes
 from elsai_lambdas.jobs_api.routes import progress as progress_routes
 from elsai_lambdas.jobs_api.routes import sessions as sessions_routes
+from elsai_lambdas.jobs_api.routing import OPERATIONS
 from elsai_lambdas.jobs_api.telemetry import logger, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
@@ -48,17 +45,6 @@ app.include_router(progress_routes.router)
 app.include_router(sessions_routes.router)
 
 MAX_ERROR_DETAILS = 10
-# Routes (for 405 vs 404 on a miss); keep in step with the routers' decorators.
-_ROUTES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"^/jobs/?$"), "POST"),
-    (re.compile(r"^/jobs/?$"), "GET"),
-    (re.compile(r"^/jobs/[^/]+/?$"), "GET"),
-    (re.compile(r"^/jobs/[^/]+/?$"), "DELETE"),
-    (re.compile(r"^/jobs/[^/]+/events/?$"), "GET"),
-    (re.compile(r"^/jobs/[^/]+/responses/?$"), "POST"),
-    (re.compile(r"^/jobs/[^/]+/upgrade/?$"), "POST"),
-    (re.compile(r"^/sessions/[^/]+/?$"), "GET"),
-]
 _STATUS: dict[type[RequestRefused], int] = {
     InvalidRequest: 400,
     Unidentified: 401,
@@ -121,7 +107,7 @@ def _service_error(exc: ServiceError) -> Response[dict[str, Any]]:
 @app.not_found
 def _no_route(exc: NotFoundError) -> Response[dict[str, Any]]:
     event = app.current_event
-    allowed = sorted({method for pattern, method in _ROUTES if pattern.match(event.path)})
+    allowed = allowed_methods(tuple(OPERATIONS.values()), event.path)  # the table's routes
     if event.http_method in allowed:  # the route exists; its id has characters no id can have
         return _error(400, "the id in the path has characters that no job or session id can have")
     if allowed:

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from elsai.serverless import limits
 from elsai.session.inspect.snapshot import read_message
 from elsai.session.layout import keys
 from elsai.session.storage.base import StorageBackend
@@ -25,14 +26,11 @@ from elsai_lambdas.jobs_api.errors import InvalidRequest
 from elsai_lambdas.jobs_api.history import HistoryState, history_events, stamp
 from elsai_lambdas.jobs_api.status import public_status
 
-DEFAULT_LIMIT = 50
-MAX_LIMIT = 200
 MAX_TEXT_CHARS = 2_000
 MAX_TOOL_INPUT_CHARS = 500
 MAX_NAME_CHARS = 200  # ids, names, roles, statuses
 MAX_BLOCKS = 20  # tool calls (and results) shown per message
 MAX_PAGE_BYTES = 256 * 1024
-MAX_CURSOR_CHARS = 2_000
 
 
 class Cursor(BaseModel):
@@ -55,7 +53,7 @@ def decode_cursor(text: str | None) -> Cursor:
     """A cursor from `encode_cursor`; InvalidRequest for anything else."""
     if not text:
         return Cursor()
-    if len(text) > MAX_CURSOR_CHARS:
+    if len(text) > limits.MAX_CURSOR_CHARS:
         raise InvalidRequest("the cursor is not one this API handed out")
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
@@ -64,10 +62,10 @@ def decode_cursor(text: str | None) -> Cursor:
         raise InvalidRequest("the cursor is not one this API handed out") from exc
 
 
-def check_limit(text: str | None, maximum: int = MAX_LIMIT) -> int:
-    """The page size asked for, 1..maximum (DEFAULT_LIMIT, or maximum if lower, when absent)."""
+def check_limit(text: str | None, maximum: int = limits.MAX_EVENTS_PAGE) -> int:
+    """The page size asked for, 1..maximum (`DEFAULT_PAGE`, or maximum if lower, when absent)."""
     if text is None or text == "":
-        return min(DEFAULT_LIMIT, maximum)
+        return min(limits.DEFAULT_PAGE, maximum)
     if not (text.isascii() and text.isdigit() and len(text) <= 6 and 1 <= int(text) <= maximum):
         raise InvalidRequest(f"limit must be a whole number from 1 to {maximum}")
     return int(text)

@@ -27,7 +27,7 @@ _IDEMPOTENCY_KEY_RE = re.compile(limits.IDEMPOTENCY_KEY_PATTERN)
 
 
 @dataclass(frozen=True)
-class StartedJob:
+class StartOutcome:
     """What `start_job` did: the job's ids, its status, and whether it already existed."""
 
     job_id: str
@@ -94,7 +94,7 @@ def start_job(
     agent_id: str,
     idempotency_key: str | None,
     version_policy: str = "pinned",
-) -> StartedJob:
+) -> StartOutcome:
     """Start an execution; a repeated Idempotency-Key with the same input starts nothing new.
 
     The job is pinned to this deploy's agent function version (``versions.record_start``).
@@ -126,7 +126,7 @@ def start_job(
                 raise InvalidRequest(f"Step Functions refused the job: {code}") from exc
             else:
                 raise
-    return StartedJob(job_id, session_id, agent_id, status or "RUNNING", replayed)
+    return StartOutcome(job_id, session_id, agent_id, status or "RUNNING", replayed)
 
 
 def _replay_status(job_id: str, payload: dict[str, Any]) -> str | None:

@@ -4,13 +4,10 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from elsai.serverless.contract.jobs_api import LIST_STATUSES
 from elsai_lambdas.jobs_api import aws, owner
 from elsai_lambdas.jobs_api.errors import InvalidRequest
 from elsai_lambdas.jobs_api.status import public_status
-
-MAX_LIST = 100
-#: The `?status=` filters (Step Functions execution statuses).
-STATUSES = ("RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
 def list_jobs(limit: int, after: str | None, status: str | None) -> dict[str, Any]:
@@ -19,8 +16,8 @@ def list_jobs(limit: int, after: str | None, status: str | None) -> dict[str, An
     Under tenant isolation a page shows only the caller's own jobs, so it may hold fewer
     than `limit` (even none) while a cursor says more executions follow.
     """
-    if status is not None and status not in STATUSES:
-        raise InvalidRequest(f"status must be one of {', '.join(STATUSES)}")
+    if status is not None and status not in LIST_STATUSES:
+        raise InvalidRequest(f"status must be one of {', '.join(LIST_STATUSES)}")
     kwargs: dict[str, Any] = {"stateMachineArn": aws.machine_arn(), "maxResults": limit}
     if after:
         kwargs["nextToken"] = after

@@ -13,9 +13,10 @@ import json
 import sys
 from typing import Any
 
-from elsai.cli.jobs.client import ApiError, JobsClient, local_url, stack_api_url
 from elsai.cli.jobs.follow import EXIT_CODES, Follower
 from elsai.cli.jobs.retry import EXIT_GAVE_UP, RetryPolicy
+from elsai.client import ApiError, JobsApi, http_client, local_url, stack_api_url
+from elsai.serverless.contract.jobs_api import Body, JobPage, ListedJob
 
 FOLLOW_EXIT_CODES = (
     "exit codes when following: 0 succeeded, 1 failed or timed out, 2 refused request, "
@@ -108,7 +109,7 @@ def _command(commands: Any, name: str, help_text: str, handler: Any) -> argparse
     return sub
 
 
-def client_for(args: argparse.Namespace) -> JobsClient:
+def client_for(args: argparse.Namespace) -> JobsApi:
     """The client the location flags name (exactly one of them is needed)."""
     caller = getattr(args, "caller", None)
     if caller is not None and not args.local:
@@ -119,11 +120,11 @@ def client_for(args: argparse.Namespace) -> JobsClient:
     if args.local:
         if caller is not None:
             _check_caller(caller)
-        return JobsClient(local_url(), sign=False, caller=caller)
+        return http_client(local_url(), sign=False, caller=caller)
     if args.api_url:
-        return JobsClient(args.api_url, region=args.region)
+        return http_client(args.api_url, region=args.region)
     if args.stack_name:
-        return JobsClient(stack_api_url(args.stack_name, args.region), region=args.region)
+        return http_client(stack_api_url(args.stack_name, args.region), region=args.region)
     raise SystemExit(
         "elsai: error: say where the API is: --api-url URL, --stack-name NAME or --local"
     )
@@ -146,51 +147,49 @@ def _guarded(handler: Any, args: argparse.Namespace) -> int:
         return 2 if exc.status < 500 else 1
 
 
-def _print(args: argparse.Namespace, body: Any, text: str) -> None:
-    print(
-        json.dumps(body, ensure_ascii=False, indent=None if args.json else 2) if args.json else text
-    )
+def _print(args: argparse.Namespace, body: Body, text: str) -> None:
+    """`text`, or with --json the API's body as it came."""
+    print(json.dumps(body.as_dict(), ensure_ascii=False) if args.json else text)
 
 
-def _start(args: argparse.Namespace, client: JobsClient) -> int:
-    job = client.start(args.prompt, args.session, args.idempotency_key, agent_id=args.agent)
-    _print(args, job, f"job {job['job_id']} {job['status']} (session {job['session_id']})")
+def _start(args: argparse.Namespace, client: JobsApi) -> int:
+    job = client.start(args.prompt, session_id=args.session, agent_id=args.agent,
+                       idempotency_key=args.idempotency_key)  # fmt: skip
+    _print(args, job, f"job {job.job_id} {job.status} (session {job.session_id})")
     if args.follow:
         retry = RetryPolicy(give_up_after=args.retry_for)
-        return Follower(client, job["job_id"], sys.stdout, as_json=args.json, retry=retry).run()
+        return Follower(client, job.job_id, sys.stdout, as_json=args.json, retry=retry).run()
     return 0
 
 
-def _status(args: argparse.Namespace, client: JobsClient) -> int:
-    job = client.status(args.job_id)
+def _status(args: argparse.Namespace, client: JobsApi) -> int:
+    job = client.get(args.job_id)
     lines = [
-        f"job {job['job_id']}: {job['status']}",
-        f"session {job.get('session_id')}, started {job.get('started_at')}",
+        f"job {job.job_id}: {job.status}",
+        f"session {job.session_id}, started {job.started_at}",
     ]
-    if job.get("version"):
-        current = "current" if job.get("version_is_current", True) else "not current"
+    if job.version:
+        current = "current" if job.version_is_current in (True, None) else "not current"
         lines.append(
-            f"version {job['version']} ({current}; latest {job.get('current_version', '?')}, "
-            f"policy {job.get('version_policy', 'pinned')})"
+            f"version {job.version} ({current}; latest {job.current_version or '?'}, "
+            f"policy {job.version_policy or 'pinned'})"
         )
-    if isinstance(job.get("result"), dict) and job["result"].get("text"):
-        lines.append(f"result: {job['result']['text']}")
-    if job.get("error"):
-        lines.append(f"error: {job['error'].get('error')}: {job['error'].get('cause')}")
-    for interrupt in job.get("interrupts") or []:
-        lines.append(
-            f"waiting on {interrupt.get('id')}: {interrupt.get('name')} {json.dumps(interrupt.get('reason'))}"
-        )
+    if isinstance(job.result, dict) and job.result.get("text"):
+        lines.append(f"result: {job.result['text']}")
+    if job.error:
+        lines.append(f"error: {job.error.error}: {job.error.cause}")
+    for interrupt in job.interrupts or []:
+        lines.append(f"waiting on {interrupt.id}: {interrupt.name} {json.dumps(interrupt.reason)}")
     _print(args, job, "\n".join(lines))
     return 0
 
 
-def _follow(args: argparse.Namespace, client: JobsClient) -> int:
+def _follow(args: argparse.Namespace, client: JobsApi) -> int:
     retry = RetryPolicy(give_up_after=args.retry_for)
     return Follower(client, args.job_id, sys.stdout, as_json=args.json, retry=retry).run()
 
 
-def _answer(args: argparse.Namespace, client: JobsClient) -> int:
+def _answer(args: argparse.Namespace, client: JobsApi) -> int:
     if len(args.interrupt) != len(args.response):
         raise SystemExit("elsai: error: give one --response per --interrupt")
     responses = []
@@ -200,28 +199,29 @@ def _answer(args: argparse.Namespace, client: JobsClient) -> int:
         except ValueError as exc:
             raise SystemExit(f"elsai: error: --response for {iid} is not JSON: {exc}") from None
     out = client.answer(args.job_id, responses)
-    _print(args, out, f"job {args.job_id}: answered {', '.join(out.get('answered', []))}")
+    _print(args, out, f"job {args.job_id}: answered {', '.join(out.answered)}")
     return 0
 
 
-def _cancel(args: argparse.Namespace, client: JobsClient) -> int:
+def _cancel(args: argparse.Namespace, client: JobsApi) -> int:
     out = client.cancel(args.job_id)
-    _print(args, out, f"job {args.job_id}: {out['status']}")
+    _print(args, out, f"job {args.job_id}: {out.status}")
     return EXIT_CODES["SUCCEEDED"]
 
 
-def _upgrade(args: argparse.Namespace, client: JobsClient) -> int:
+def _upgrade(args: argparse.Namespace, client: JobsApi) -> int:
     out = client.upgrade(args.job_id)
-    done = out.get("event") or f"already on version {out.get('version')}"
+    done = out.event or f"already on version {out.version}"
     _print(args, out, f"job {args.job_id}: {done}")
     return 0
 
 
-def _ls(args: argparse.Namespace, client: JobsClient) -> int:
-    page = client.list(args.limit, None, "RUNNING" if args.stale else args.status)
+def _ls(args: argparse.Namespace, client: JobsApi) -> int:
+    page = client.list(limit=args.limit, status="RUNNING" if args.stale else args.status)
     if args.stale:  # the listing names no versions: ask each running job (at most --limit)
-        stale = [client.status(j["job_id"]) for j in page["jobs"]]
-        page = {**page, "jobs": [j for j in stale if j.get("version_is_current") is False]}
-    rows = [f"{j['job_id']:<50} {j['status']:<18} {j['started_at']}" for j in page["jobs"]]
+        stale = [client.get(j.job_id) for j in page.jobs]
+        page = JobPage(jobs=[ListedJob.model_validate(j.as_dict()) for j in stale
+                             if j.version_is_current is False], cursor=page.cursor)  # fmt: skip
+    rows = [f"{j.job_id:<50} {j.status:<18} {j.started_at}" for j in page.jobs]
     _print(args, page, "\n".join(rows) if rows else "no jobs")
     return 0

@@ -16,9 +16,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from elsai.cli.jobs.client import JobsClient
 from elsai.cli.jobs.retry import EXIT_GAVE_UP, GaveUp, RetryPolicy, describe
 from elsai.cli.render import Style
+from elsai.client import JobsApi
+from elsai.serverless.contract.jobs_api import Job
 
 #: Exit code of `follow` (and `start --follow`) per final status; EXIT_GAVE_UP (5): the API
 #: could not be reached for the whole retry window, the job may still be running.
@@ -86,7 +87,7 @@ def render(event: dict[str, Any], style: Style, job_id: str) -> list[str]:
 class Follower:
     """Polls the events of one job and writes them until the job ends or waits for input."""
 
-    def __init__(self, client: JobsClient, job_id: str, out: TextIO, *, as_json: bool,
+    def __init__(self, client: JobsApi, job_id: str, out: TextIO, *, as_json: bool,
                  poll: float = 0.5, sleep: Callable[[float], None] = time.sleep,
                  retry: RetryPolicy | None = None, err: TextIO | None = None) -> None:  # fmt: skip
         """`as_json`: JSON lines; otherwise text (with a spinner when `out` is a TTY).
@@ -109,12 +110,12 @@ class Follower:
     def _drain(self) -> int:
         shown = 0
         while True:
-            page = self.retry.call(lambda: self.client.events(self.job_id, self._cursor))
-            self._cursor = page["cursor"]
-            for event in page["events"]:
+            page = self.retry.call(lambda: self.client.events(self.job_id, after=self._cursor))
+            self._cursor = page.cursor
+            for event in page.events:
                 self._show(event)
                 shown += 1
-            if not page["events"]:
+            if not page.events:
                 return shown
 
     def _show(self, event: dict[str, Any]) -> None:
@@ -161,8 +162,8 @@ class Follower:
     def _follow(self) -> int:
         while True:
             self._drain()
-            job = self.retry.call(lambda: self.client.status(self.job_id))
-            if job["status"] in TERMINAL or job["status"] == "WAITING_FOR_INPUT":
+            job = self.retry.call(lambda: self.client.get(self.job_id))
+            if job.status in TERMINAL or job.status == "WAITING_FOR_INPUT":
                 self._drain()  # events that landed between the last page and the status
                 return self._finish(job)
             if self.tty and self._in_slice:
@@ -171,21 +172,18 @@ class Follower:
                 self.out.flush()
             self.sleep(self.poll)
 
-    def _finish(self, job: dict[str, Any]) -> int:
+    def _finish(self, job: Job) -> int:
         self._clear_spinner()
         if self.as_json:
-            self.out.write(json.dumps({"type": "status", **job}, ensure_ascii=False) + "\n")
-        elif job["status"] == "SUCCEEDED":
-            text = (
-                (job.get("result") or {}).get("text")
-                if isinstance(job.get("result"), dict)
-                else None
-            )
+            line = {"type": "status", **job.as_dict()}
+            self.out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        elif job.status == "SUCCEEDED":
+            text = job.result.get("text") if isinstance(job.result, dict) else None
             if text:
                 self.out.write(f"{self.style.paint('result:', 'bold')} {text}\n")
-        elif job["status"] == "WAITING_FOR_INPUT":
+        elif job.status == "WAITING_FOR_INPUT":
             self.out.write(
                 f"job {self.job_id} is waiting for input; answer it, then `elsai jobs follow {self.job_id}`\n"
             )
         self.out.flush()
-        return EXIT_CODES.get(job["status"], 1)
+        return EXIT_CODES.get(job.status, 1)

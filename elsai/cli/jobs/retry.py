@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from elsai.cli.jobs.client import ApiError
+from elsai.client import ApiError
 
 #: Exit code when the follower lost contact with the API: the job may still be running.
 EXIT_GAVE_UP = 5

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from elsai.cli.jobs.client import local_state_file
+from elsai.client import local_state_file
 from elsai.serverless.contract.steps import RUN_SLICE
 
 

@@ -12,9 +12,13 @@ import argparse
 import json
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elsai.cli.render import Style
+
+if TYPE_CHECKING:
+    from elsai.local.runtime import LocalRuntime
+    from elsai.serverless.contract.jobs_api import Job
 
 EXIT_SUCCEEDED, EXIT_FAILED, EXIT_USAGE, EXIT_WAITING = 0, 1, 2, 4
 EXIT_CODES_HELP = """exit codes:
@@ -58,18 +62,16 @@ def parse_answers(values: list[str] | None) -> dict[str, Any]:
     return answers
 
 
-def run_to_end(
-    runtime: Any, job_id: str, answers: dict[str, Any], timeout: float
-) -> dict[str, Any]:
+def run_to_end(runtime: LocalRuntime, job_id: str, answers: dict[str, Any], timeout: float) -> Job:
     """Wait for the job; answer each wait whose interrupts all have answers; return the last state."""
     while True:
         state = runtime.wait(job_id, timeout=timeout)
-        if state["status"] != "WAITING_FOR_INPUT":
+        if state.status != "WAITING_FOR_INPUT":
             return state
-        pending = [str(i["id"]) for i in state.get("interrupts") or []]
+        pending = [i.id for i in state.interrupts or []]
         if not pending or any(i not in answers for i in pending):
             return state
-        runtime.answer(job_id, [{"interruptId": i, "response": answers[i]} for i in pending])
+        runtime.jobs.answer(job_id, [{"id": i, "response": answers[i]} for i in pending])
 
 
 def exit_code(status: str) -> int:

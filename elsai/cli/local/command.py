@@ -245,8 +245,8 @@ def _run(args: argparse.Namespace) -> int:
             )
         if args.caller is not None:
             runtime.caller = args.caller
-        job = runtime.start_job(args.prompt, session_id=args.session_id)
-        final = run_to_end(runtime, job["job_id"], answers, args.timeout)
+        job = runtime.jobs.start(args.prompt, session_id=args.session_id).as_dict()
+        final = run_to_end(runtime, job["job_id"], answers, args.timeout).as_dict()
         summary = _summary(runtime, job, final)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))

@@ -60,8 +60,8 @@ def run_example(args: argparse.Namespace, prepared: tuple[Any, ...]) -> int:
     )
     with local.LocalRuntime(project=project, service=service, agent_factory=EXAMPLES[args.example], pythonpath=pythonpath, fast_retries=True,
                             faults=faults, on_event=show, preloaded=not args.cold_start) as runtime:  # fmt: skip
-        job = runtime.start_job(prompt, session_id=args.session_id, agent_id="graph")
-        final = runtime.wait(job["job_id"], timeout=args.timeout)
+        job = runtime.jobs.start(prompt, session_id=args.session_id, agent_id="graph").as_dict()
+        final = runtime.wait(job["job_id"], timeout=args.timeout).as_dict()
         summary = graph_summary(runtime, job, final)
     if args.json:
         print(json.dumps(summary, indent=2, default=str))

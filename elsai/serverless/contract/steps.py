@@ -22,17 +22,12 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from elsai.errors import ElsaiError
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-
-    from elsai.serverless.deadline import DeadlinePolicy
-    from elsai.serverless.factory import AgentFactory
-    from elsai.session.manager import SessionManager
-    from elsai.telemetry.otel import OtelTracing
 
 #: One slice of a single-agent job (also the default of an event without ``action``).
 RUN_SLICE: Final = "run_slice"
@@ -55,45 +50,9 @@ PARK_NODES: Final = "park_nodes"
 StepKind = Literal["slice", "schedule", "park"]
 
 
-class StepContext(Protocol):
-    """What the agent function gives every step besides its request (the handler's side).
-
-    A step takes only what it uses: the factory, tracing and the clock are there on demand,
-    so a park never imports the user's agent.
-    """
-
-    #: The stop margin and default tool timeout policy of this deployment.
-    deadline: DeadlinePolicy
-    #: This invocation's id (the Lambda request id).
-    invocation_id: str
-
-    def session_manager(self, session_id: str, job_id: str) -> SessionManager:
-        """The job's session, under its owner's storage prefix."""
-        ...
-
-    def factory(self) -> AgentFactory:
-        """The deployed agent factory (imports the user's module on first use)."""
-        ...
-
-    def remaining_ms(self) -> int:
-        """Milliseconds left before the function's deadline."""
-        ...
-
-    def tracing(self) -> OtelTracing | None:
-        """OpenTelemetry tracing when it is on (call after `factory`: it may set the provider)."""
-        ...
-
-    def count(self, metric: str, value: int = 1) -> None:
-        """Add `value` to a count metric of this invocation."""
-        ...
-
-    def log(self, message: str, **fields: Any) -> None:
-        """One structured log line of this invocation."""
-        ...
-
-
 #: The function serving a step: its validated request and the context in, its result out.
-StepFunction = Callable[[Any, StepContext], "BaseModel"]
+StepFunction = Callable[[Any, Any], "BaseModel"]
+"""Its second argument is the handler's `elsai.serverless.step_context.StepContext`."""
 
 
 class UnknownActionError(ElsaiError, ValueError):

@@ -1,32 +1,26 @@
-"""The HTTP contract of /sessions: a read-only view of a stored session."""
+"""The route of /sessions: a read-only view of a stored session."""
+
+from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from elsai.ids import MAX_ID_LENGTH, validate_id
 from elsai.serverless import limits
-from elsai_lambdas.jobs_api import aws, owner
+from elsai.serverless.contract.jobs_api import SessionSummary
+from elsai_lambdas.jobs_api import aws
 from elsai_lambdas.jobs_api.errors import InvalidRequest, NotFound
-from elsai_lambdas.jobs_api.telemetry import tracer
+from elsai_lambdas.jobs_api.owner import session_prefix
+from elsai_lambdas.jobs_api.routing import route
 
 router = Router()
 _SESSION_ID = re.compile(limits.SAFE_ID_PATTERN)  # the ids POST /jobs accepts, no others
 
 
-def _owner_param() -> str | None:
-    """``?owner=``, given at most once (other query parameters are ignored, as before)."""
-    multi = router.current_event.multi_value_query_string_parameters or {}
-    if len(multi.get("owner") or []) > 1:
-        raise InvalidRequest("give owner at most once")
-    return (router.current_event.query_string_parameters or {}).get("owner")
-
-
-@router.get("/sessions/<session_id>")
-@tracer.capture_method(capture_response=False)
-def get_session(session_id: str) -> dict[str, Any]:
+@route(router, "getSession")
+def get_session(session_id: str, owner: str | None) -> SessionSummary:
     """Agents, message counts, last message and checkpoint bookmark of a stored session.
 
     422 with the findings of `elsai sessions check` when a file it reads is corrupt.
@@ -42,13 +36,17 @@ def get_session(session_id: str) -> dict[str, Any]:
             f"session_id must be 1-{MAX_ID_LENGTH} characters of letters, digits, '_', '-', ':' "
             "or single dots"
         )
+    return SessionSummary.model_validate(_summary(session_id, owner))
+
+
+def _summary(session_id: str, owner_tag: str | None) -> dict[str, object]:
     from elsai.session.inspect.snapshot import load_session
     from elsai.session.inspect.summary import summarize_session
     from elsai.session.layout import keys
     from elsai_lambdas.jobs_api.corrupt import READ_ERRORS, corrupt_session
 
     try:
-        prefix = owner.session_prefix(_owner_param())
+        prefix = session_prefix(owner_tag)
     except NotFound:
         raise NotFound(f"no session {session_id!r}") from None
     storage = aws.storage(prefix)

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from elsai.cli.sessions.store import open_store
-from elsai.client.jobs import JobsClient
+from elsai.client import http_client
 from elsai.console.server import ConsoleServer
 from elsai.console.sources import Sources
 from elsai.local import LocalHttpApi, LocalRuntime
@@ -68,7 +68,7 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Console]:
         store = open_store(
             None, f"s3://{runtime.bucket}/{prefix}" if prefix else f"s3://{runtime.bucket}"
         )
-        server = ConsoleServer(Sources(store=store, jobs=JobsClient(api.url, sign=False)))
+        server = ConsoleServer(Sources(store=store, jobs=http_client(api.url, sign=False)))
         server.start()
         try:
             yield Console(LocalStack(runtime, ledger), server, api)

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from elsai.local import Fault, InvocationInfo
+from elsai.serverless.contract.jobs_api import Job
 from elsai.serverless.contract.steps import RUN_SLICE
 from elsai.session.layout import keys
 from tests.system.console.conftest import (
@@ -26,11 +27,11 @@ from tests.system.console.hostile import HOSTILE
 PROMPT = "Process orders 1, 2 and 3"
 
 
-def _wait_status(console: Console, job_id: str, *wanted: str, timeout: float = 90) -> dict:
+def _wait_status(console: Console, job_id: str, *wanted: str, timeout: float = 90) -> Job:
     deadline = time.monotonic() + timeout
     while True:
-        job = console.stack.rt.job(job_id)
-        if job["status"] in wanted:
+        job = console.stack.rt.jobs.get(job_id)
+        if job.status in wanted:
             return job
         assert time.monotonic() < deadline, job
         time.sleep(0.1)
@@ -48,9 +49,9 @@ def test_a_killed_attempt_its_retry_and_the_resume_appear_without_reload(
         return None
 
     console.stack.rt.faults = plan
-    job = console.stack.rt.start_job(PROMPT, session_id="console-crash")
+    job = console.stack.rt.jobs.start(PROMPT, session_id="console-crash")
     tab = page.page
-    tab.goto(f"{console.url}/jobs/{job['job_id']}")
+    tab.goto(f"{console.url}/jobs/{job.job_id}")
     tab.evaluate("() => { window.__same_page = 1; }")
     live = tab.locator("#live")
     assert "RUNNING" in live.inner_text()
@@ -87,10 +88,10 @@ def test_a_killed_attempt_its_retry_and_the_resume_appear_without_reload(
 def test_a_waiting_job_is_answered_from_the_page_and_completes(
     console: Console, page: Page
 ) -> None:
-    job = console.stack.rt.start_job("Refund order 42", agent_id="approver")
-    _wait_status(console, job["job_id"], "WAITING_FOR_INPUT")
+    job = console.stack.rt.jobs.start("Refund order 42", agent_id="approver")
+    _wait_status(console, job.job_id, "WAITING_FOR_INPUT")
     tab = page.page
-    tab.goto(f"{console.url}/jobs/{job['job_id']}")
+    tab.goto(f"{console.url}/jobs/{job.job_id}")
     form = tab.locator("form.answer")
     assert "approve_refund" in form.inner_text() and '"order_id": "42"' in form.inner_text()
     assert unlabelled_controls(tab) == []
@@ -103,7 +104,7 @@ def test_a_waiting_job_is_answered_from_the_page_and_completes(
     tab.locator("[role=alert]").wait_for()
     assert "is not JSON" in tab.locator("[role=alert]").inner_text()
     assert axe_violations(tab) == []  # the refusal
-    assert console.stack.rt.job(job["job_id"])["status"] == "WAITING_FOR_INPUT"
+    assert console.stack.rt.jobs.get(job.job_id).status == "WAITING_FOR_INPUT"
 
     tab.get_by_role("link", name="back to the job").click()
     tab.get_by_label("answer (JSON)").fill('"approve"')
@@ -118,10 +119,10 @@ def test_a_waiting_job_is_answered_from_the_page_and_completes(
 def test_a_graph_job_shows_its_nodes_states_and_a_node_opens_its_transcript(
     console: Console, page: Page
 ) -> None:
-    job = console.stack.rt.start_job("Write about otters", agent_id="graph")
-    _wait_status(console, job["job_id"], "SUCCEEDED", timeout=120)
+    job = console.stack.rt.jobs.start("Write about otters", agent_id="graph")
+    _wait_status(console, job.job_id, "SUCCEEDED", timeout=120)
     tab = page.page
-    tab.goto(f"{console.url}/jobs/{job['job_id']}")
+    tab.goto(f"{console.url}/jobs/{job.job_id}")
     nodes = tab.locator("section.graph svg a.node")
     states = {
         nodes.nth(i).get_attribute("data-node"): nodes.nth(i).get_attribute("data-state")
@@ -153,12 +154,12 @@ def test_a_graph_job_shows_its_nodes_states_and_a_node_opens_its_transcript(
 def test_a_swarm_is_drawn_with_its_handoffs_and_a_failed_graph_with_its_failed_node(
     console: Console, page: Page
 ) -> None:
-    swarm = console.stack.rt.start_job("A customer writes", agent_id="swarm")
-    failed = console.stack.rt.start_job("Print it", agent_id="graph-fail")
-    _wait_status(console, swarm["job_id"], "SUCCEEDED", timeout=120)
-    _wait_status(console, failed["job_id"], "FAILED", timeout=120)
+    swarm = console.stack.rt.jobs.start("A customer writes", agent_id="swarm")
+    failed = console.stack.rt.jobs.start("Print it", agent_id="graph-fail")
+    _wait_status(console, swarm.job_id, "SUCCEEDED", timeout=120)
+    _wait_status(console, failed.job_id, "FAILED", timeout=120)
     tab = page.page
-    tab.goto(f"{console.url}/jobs/{swarm['job_id']}")
+    tab.goto(f"{console.url}/jobs/{swarm.job_id}")
     nodes = tab.locator("section.graph svg a.node")
     drawn = {nodes.nth(i).get_attribute("data-node"): nodes.nth(i).get_attribute("data-state")
              for i in range(nodes.count())}  # fmt: skip
@@ -166,7 +167,7 @@ def test_a_swarm_is_drawn_with_its_handoffs_and_a_failed_graph_with_its_failed_n
     assert tab.locator("section.graph svg line.edge").count() == 2  # the two handoffs
     shoot(tab, "swarm-job")
     assert axe_violations(tab) == []
-    tab.goto(f"{console.url}/jobs/{failed['job_id']}")
+    tab.goto(f"{console.url}/jobs/{failed.job_id}")
     nodes = tab.locator("section.graph svg a.node")
     drawn = {nodes.nth(i).get_attribute("data-node"): nodes.nth(i).get_attribute("data-state")
              for i in range(nodes.count())}  # fmt: skip
@@ -183,7 +184,7 @@ def test_a_session_page_updates_in_place_while_its_job_runs(console: Console, pa
         return Fault(tool_seconds=1.5) if info.action == RUN_SLICE else None
 
     console.stack.rt.faults = slow
-    job = console.stack.rt.start_job(PROMPT, session_id="console-live")
+    job = console.stack.rt.jobs.start(PROMPT, session_id="console-live")
     tab = page.page
     deadline = time.monotonic() + 60
     while True:  # the session runs once the job wrote its first bookmark
@@ -197,7 +198,7 @@ def test_a_session_page_updates_in_place_while_its_job_runs(console: Console, pa
     first = tab.locator(".transcript").inner_text()
     assert axe_violations(tab) == []  # a running session
     tab.locator("section[data-part=status] .s-completed").wait_for(timeout=90_000)
-    _wait_status(console, job["job_id"], "SUCCEEDED")
+    _wait_status(console, job.job_id, "SUCCEEDED")
     assert tab.evaluate("() => window.__same_page") == 1  # updated in place, never reloaded
     assert len(tab.locator(".transcript").inner_text()) > len(first)
     assert tab.locator("#live").get_attribute("data-ended") == "1"  # polling stopped
@@ -212,29 +213,29 @@ def test_cancel_from_the_page_ends_a_running_job(console: Console, page: Page) -
         return Fault(tool_seconds=10.0) if info.action == RUN_SLICE else None
 
     console.stack.rt.faults = slow
-    job = console.stack.rt.start_job(PROMPT, session_id="console-cancel")
+    job = console.stack.rt.jobs.start(PROMPT, session_id="console-cancel")
     tab = page.page
-    tab.goto(f"{console.url}/jobs/{job['job_id']}")
-    button = tab.get_by_role("button", name=f"Cancel job {job['job_id']}")
+    tab.goto(f"{console.url}/jobs/{job.job_id}")
+    button = tab.get_by_role("button", name=f"Cancel job {job.job_id}")
     assert axe_violations(tab) == []  # a running job with its cancel form
     button.focus()
     with tab.expect_navigation():
         tab.keyboard.press("Enter")
     tab.wait_for_load_state()
     # accepted: 303 back to the job page; refused: the reason, shown where the form posted
-    assert tab.url == f"{console.url}/jobs/{job['job_id']}", tab.locator("main").inner_text()
+    assert tab.url == f"{console.url}/jobs/{job.job_id}", tab.locator("main").inner_text()
     tab.locator("section[data-part=summary] .s-cancelled").wait_for()
-    assert _wait_status(console, job["job_id"], "CANCELLED")["status"] == "CANCELLED"
+    assert _wait_status(console, job.job_id, "CANCELLED").status == "CANCELLED"
     assert tab.locator("form.cancel").count() == 0  # an ended job offers no acts
     assert axe_violations(tab) == []
     assert page.errors == []
 
 
 def test_hostile_tool_output_renders_as_text_and_runs_nothing(console: Console, page: Page) -> None:
-    job = console.stack.rt.start_job("Fetch the page", agent_id="xss", session_id="console-xss")
-    _wait_status(console, job["job_id"], "SUCCEEDED")
+    job = console.stack.rt.jobs.start("Fetch the page", agent_id="xss", session_id="console-xss")
+    _wait_status(console, job.job_id, "SUCCEEDED")
     tab = page.page
-    for url in (f"/jobs/{job['job_id']}", "/sessions/console-xss", "/sessions", "/jobs"):
+    for url in (f"/jobs/{job.job_id}", "/sessions/console-xss", "/sessions", "/jobs"):
         tab.goto(console.url + url)
         tab.wait_for_timeout(300)  # time for anything injected to have run
         assert tab.evaluate("() => window.__xss") is None, url
@@ -251,11 +252,11 @@ def test_hostile_tool_output_renders_as_text_and_runs_nothing(console: Console, 
 
 def test_lists_are_newest_first_filter_and_work_by_keyboard(console: Console, page: Page) -> None:
     rt = console.stack.rt
-    first = rt.start_job("Process order 5", session_id="console-list-a")
-    _wait_status(console, first["job_id"], "SUCCEEDED")
+    first = rt.jobs.start("Process order 5", session_id="console-list-a")
+    _wait_status(console, first.job_id, "SUCCEEDED")
     time.sleep(1.1)  # S3 LastModified has seconds precision: the second session is newer
-    second = rt.start_job("Process order 6", session_id="console-list-b")
-    _wait_status(console, second["job_id"], "SUCCEEDED")
+    second = rt.jobs.start("Process order 6", session_id="console-list-b")
+    _wait_status(console, second.job_id, "SUCCEEDED")
     tab = page.page
     tab.goto(console.url + "/sessions")
     shoot(tab, "sessions-list")
@@ -270,8 +271,8 @@ def test_lists_are_newest_first_filter_and_work_by_keyboard(console: Console, pa
     assert tab.locator("tbody tr td:first-child").all_inner_texts() == ["console-list-a"]
     tab.goto(console.url + "/jobs?status=SUCCEEDED")
     jobs = tab.locator("tbody tr td:first-child").all_inner_texts()
-    assert jobs.index(second["job_id"]) < jobs.index(first["job_id"])
-    row = tab.locator("tbody tr", has_text=second["job_id"]).inner_text().split("\t")
+    assert jobs.index(second.job_id) < jobs.index(first.job_id)
+    row = tab.locator("tbody tr", has_text=second.job_id).inner_text().split("\t")
     assert row[1:4] == ["SUCCEEDED", "agent", "console-list-b"], row
     assert unlabelled_controls(tab) == []
     assert axe_violations(tab) == []  # a filtered list
@@ -287,11 +288,11 @@ def test_every_kind_of_page_has_no_serious_accessibility_violations_and_an_icon(
         return Fault(kill_in_tool=1) if first else None
 
     rt.faults = kill_once
-    job = rt.start_job("Process order 7", session_id="console-a11y")
-    _wait_status(console, job["job_id"], "SUCCEEDED")
+    job = rt.jobs.start("Process order 7", session_id="console-a11y")
+    _wait_status(console, job.job_id, "SUCCEEDED")
     rt.faults = None
-    corrupt = rt.start_job("Process order 8", session_id="console-a11y-corrupt")
-    _wait_status(console, corrupt["job_id"], "SUCCEEDED")
+    corrupt = rt.jobs.start("Process order 8", session_id="console-a11y-corrupt")
+    _wait_status(console, corrupt.job_id, "SUCCEEDED")
     bookmark = keys.checkpoint_key("console-a11y-corrupt", "agent")
     rt.s3.put_object(Bucket=rt.bucket, Key=rt.storage_prefix + bookmark, Body=b'{"position": 1}')
     tab = page.page
@@ -301,7 +302,7 @@ def test_every_kind_of_page_has_no_serious_accessibility_violations_and_an_icon(
         "/sessions/console-a11y": ".transcript .resume",
         "/sessions/console-a11y-corrupt": "text=invalid checkpoint",
         "/jobs": "table",
-        f"/jobs/{job['job_id']}": "section[data-part=summary] .s-succeeded",
+        f"/jobs/{job.job_id}": "section[data-part=summary] .s-succeeded",
         "/sessions/no-such-session": "[role=alert]",
     }
     found, icons = {}, set()

@@ -54,26 +54,24 @@ def test_a_graph_continues_twice_and_a_kill_before_a_continuation_reruns_no_node
         return None
 
     rt.faults = plan
-    job = rt.start_job("Write about otters", agent_id="graph")
-    final = rt.wait(job["job_id"], timeout=180)
+    job = rt.jobs.start("Write about otters", agent_id="graph")
+    final = rt.wait(job.job_id, timeout=180)
 
-    assert final["status"] == "SUCCEEDED", final.get("error")
-    assert final["executions"] == 3
-    folds = [
-        r for r in rt.invocations if r.info.job_id == job["job_id"] and r.info.action == "fold"
-    ]
+    assert final.status == "SUCCEEDED", final.error
+    assert final.executions == 3
+    folds = [r for r in rt.invocations if r.info.job_id == job.job_id and r.info.action == "fold"]
     assert folds[0].killed and folds[1].result is not None  # the killed fold was retried
-    node_slices = Counter(r.info.agent_id for r in small_stack.node_slices(job["job_id"]))
+    node_slices = Counter(r.info.agent_id for r in small_stack.node_slices(job.job_id))
     assert node_slices == {"researcher": 1, "writer_a": 1, "writer_b": 1, "editor": 1}
-    tool_runs = Counter(x["step"] for x in small_stack.ledger(job["session_id"]))
+    tool_runs = Counter(x["step"] for x in small_stack.ledger(job.session_id))
     assert set(tool_runs.values()) == {1}  # no node's work ran twice across the chain
     assert len(tool_runs) == 5
-    cursor = small_stack.cursor(job["session_id"])
+    cursor = small_stack.cursor(job.session_id)
     order = cursor["execution_order"]  # each node folded once, in its batch
     assert order[0] == "researcher" and sorted(order[1:3]) == ["writer_a", "writer_b"]
     assert order[3:] == ["editor"]
-    assert "writer_a" in final["result"]["text"] and "writer_b" in final["result"]["text"]
-    events = rt.events(job["job_id"], limit=200)["events"]  # the whole chain's, in order
+    assert "writer_a" in final.result["text"] and "writer_b" in final.result["text"]
+    events = rt.jobs.events(job.job_id, limit=200).events  # the whole chain's, in order
     assert [e["execution"] for e in events if e["type"] == "continued"] == [2, 3]
     assert [e["type"] for e in events].count("job_ended") == 1
     started = Counter(e["node"] for e in events if e["type"] == "slice_started" and "node" in e)

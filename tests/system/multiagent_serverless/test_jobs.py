@@ -43,22 +43,22 @@ def test_parallel_branches_overlap_and_the_result_is_composed_from_both(stack: L
         return None
 
     rt.faults = plan
-    job = rt.start_job("Write about otters", agent_id="graph")
-    final = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("Write about otters", agent_id="graph")
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final
-    text = final["result"]["text"]
+    assert final.status == "SUCCEEDED", final
+    text = final.result["text"]
     assert text == (
         "EDITED(writer_a: writer_a-1 done; writer_a-2 done | writer_b: writer_b-1 done; writer_b-2 done)"
     )
-    records = stack.node_slices(job["job_id"])
+    records = stack.node_slices(job.job_id)
     assert [r.info.agent_id for r in records][0] == "researcher"
     assert [r.info.agent_id for r in records][-1] == "editor"
     # the two writers ran in separate Lambda invocations at the same time
     assert _overlap(_span(records, "writer_a"), _span(records, "writer_b"))
     tools = {
         x["node"]: (x["start"], x["end"])
-        for x in stack.ledger(job["session_id"])
+        for x in stack.ledger(job.session_id)
         if x["step"].endswith("-1")
     }
     assert _overlap(tools["writer_a"], tools["writer_b"])
@@ -66,7 +66,7 @@ def test_parallel_branches_overlap_and_the_result_is_composed_from_both(stack: L
         len({r.info.agent_id for r in records if r.result and r.result["status"] == "completed"})
         == 4
     )
-    cursor = stack.cursor(job["session_id"])
+    cursor = stack.cursor(job.session_id)
     assert cursor["type"] == "graph" and cursor["status"] == "completed"
     assert (
         cursor["execution_order"][0] == "researcher" and cursor["execution_order"][-1] == "editor"
@@ -74,17 +74,17 @@ def test_parallel_branches_overlap_and_the_result_is_composed_from_both(stack: L
     assert sorted(cursor["execution_order"][1:3]) == ["writer_a", "writer_b"]
     for node in ("researcher", "writer_a", "writer_b"):  # the dual layer: a bookmark per tool node
         assert (
-            rt.read_json(keys.checkpoint_key(job["session_id"], node))["execution_status"]
+            rt.read_json(keys.checkpoint_key(job.session_id, node))["execution_status"]
             == "completed"
         )
-    assert final["multi_agent"]["nodes"] == dict.fromkeys(
+    assert final.multi_agent.nodes == dict.fromkeys(
         ["researcher", "writer_a", "writer_b", "editor"], "completed"
     )
     # payloads stay small: no state the Map or Fold saw came near Step Functions' 256 KiB
     sizes = [
         len(str(r.event)) + len(str(r.result))
         for r in rt.invocations
-        if r.info.job_id == job["job_id"]
+        if r.info.job_id == job.job_id
     ]
     assert max(sizes) < 8 * 1024
 
@@ -98,21 +98,21 @@ def test_a_kill_inside_a_parallel_node_retries_only_that_node(stack: LocalStack)
         return None
 
     rt.faults = plan
-    job = rt.start_job("Write about beavers", agent_id="graph")
-    final = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("Write about beavers", agent_id="graph")
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final
-    assert _node_runs(stack, job["job_id"]) == {
+    assert final.status == "SUCCEEDED", final
+    assert _node_runs(stack, job.job_id) == {
         "researcher": 1,
         "writer_a": 2,
         "writer_b": 1,
         "editor": 1,
     }
-    killed, retried = [r for r in stack.node_slices(job["job_id"]) if r.info.agent_id == "writer_a"]
+    killed, retried = [r for r in stack.node_slices(job.job_id) if r.info.agent_id == "writer_a"]
     assert killed.killed and retried.result is not None
     assert retried.result["resumed_from_checkpoint"] is True
     assert retried.result["resume_position"] == "after_model"
-    runs = _tool_runs(stack, job["session_id"])
+    runs = _tool_runs(stack, job.session_id)
     # the killed tool ran again on the retry (at-least-once); nothing else ran twice
     assert runs == {
         "researcher-1": 1,
@@ -121,19 +121,19 @@ def test_a_kill_inside_a_parallel_node_retries_only_that_node(stack: LocalStack)
         "writer_b-1": 1,
         "writer_b-2": 1,
     }
-    assert "writer_a" in final["result"]["text"] and "writer_b" in final["result"]["text"]
-    _events_name_each_nodes_attempts(stack, job["job_id"])
+    assert "writer_a" in final.result["text"] and "writer_b" in final.result["text"]
+    _events_name_each_nodes_attempts(stack, job.job_id)
 
 
 def _all_events(stack: LocalStack, job_id: str) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     cursor = None
     while True:  # small pages: a node's events must keep their node across page cuts
-        page = stack.rt.events(job_id, after=cursor, limit=3)
-        if not page["events"]:
+        page = stack.rt.jobs.events(job_id, after=cursor, limit=3)
+        if not page.events:
             return events
-        events += page["events"]
-        cursor = page["cursor"]
+        events += page.events
+        cursor = page.cursor
 
 
 def _events_name_each_nodes_attempts(stack: LocalStack, job_id: str) -> None:
@@ -166,11 +166,11 @@ def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(stack: L
         return None
 
     rt.faults = plan
-    job = rt.start_job("Write about herons", agent_id="graph")
-    final = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("Write about herons", agent_id="graph")
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final
-    writer_b = [r for r in stack.node_slices(job["job_id"]) if r.info.agent_id == "writer_b"]
+    assert final.status == "SUCCEEDED", final
+    writer_b = [r for r in stack.node_slices(job.job_id) if r.info.agent_id == "writer_b"]
     statuses = [r.result["status"] for r in writer_b if r.result]
     assert statuses == ["continue"] * 4 + ["completed"]  # 2 tools: after_model/after_tools each
     assert [r.info.slice for r in writer_b] == [0, 1, 2, 3, 4]
@@ -178,11 +178,11 @@ def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(stack: L
         "after_model",
         "after_tools",
     ] * 2
-    assert _tool_runs(stack, job["session_id"])["writer_b-1"] == 1
-    assert _node_runs(stack, job["job_id"])["writer_a"] == 1  # the sibling needed one slice
+    assert _tool_runs(stack, job.session_id)["writer_b-1"] == 1
+    assert _node_runs(stack, job.job_id)["writer_a"] == 1  # the sibling needed one slice
     states = [
         e["stateEnteredEventDetails"]["name"]
-        for e in rt.history(job["job_id"])
+        for e in rt.history(job.job_id)
         if "stateEnteredEventDetails" in e
     ]
     assert states.count("NextNodeSlice") == 4 and states.count("Fold") == 3
@@ -190,17 +190,17 @@ def test_a_node_at_its_deadline_continues_in_a_next_slice_of_its_branch(stack: L
 
 def test_a_node_that_always_fails_fails_the_job_with_its_name_and_cause(stack: LocalStack) -> None:
     rt = stack.rt
-    job = rt.start_job("Print it", agent_id="graph-fail")
-    final = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("Print it", agent_id="graph-fail")
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "FAILED", final
-    assert final["error"]["error"] == "MultiAgentFailed"
-    assert final["error"]["cause"] == "node 'broken' failed: RuntimeError: the printer is on fire"
-    runs = _node_runs(stack, job["job_id"])
+    assert final.status == "FAILED", final
+    assert final.error.error == "MultiAgentFailed"
+    assert final.error.cause == "node 'broken' failed: RuntimeError: the printer is on fire"
+    runs = _node_runs(stack, job.job_id)
     assert runs["researcher"] == 1
     assert runs["broken"] == 1 + 5  # retryMaxAttempts=5: the whole retry budget, then the Catch
-    assert stack.cursor(job["session_id"])["failed_nodes"] == ["broken"]
-    assert final["multi_agent"]["nodes"] == {"researcher": "completed", "broken": "failed"}
+    assert stack.cursor(job.session_id)["failed_nodes"] == ["broken"]
+    assert final.multi_agent.nodes == {"researcher": "completed", "broken": "failed"}
 
 
 def test_a_swarm_killed_right_after_its_first_handoff_resumes_at_the_right_node(
@@ -214,13 +214,13 @@ def test_a_swarm_killed_right_after_its_first_handoff_resumes_at_the_right_node(
         return None
 
     rt.faults = plan
-    job = rt.start_job("A customer writes", agent_id="swarm")
-    final = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("A customer writes", agent_id="swarm")
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final
-    assert final["result"]["text"] == "closed: all done"
-    assert _node_runs(stack, job["job_id"]) == {"triage": 1, "specialist": 2, "closer": 1}
-    cursor = stack.cursor(job["session_id"])
+    assert final.status == "SUCCEEDED", final
+    assert final.result["text"] == "closed: all done"
+    assert _node_runs(stack, job.job_id) == {"triage": 1, "specialist": 2, "closer": 1}
+    cursor = stack.cursor(job.session_id)
     assert cursor["type"] == "swarm" and cursor["node_history"] == [
         "triage",
         "specialist",
@@ -230,54 +230,52 @@ def test_a_swarm_killed_right_after_its_first_handoff_resumes_at_the_right_node(
         ("triage", "specialist"),
         ("specialist", "closer"),
     ]
-    retried = [r for r in stack.node_slices(job["job_id"]) if r.info.agent_id == "specialist"][1]
+    retried = [r for r in stack.node_slices(job.job_id) if r.info.agent_id == "specialist"][1]
     assert retried.result is not None and retried.result["resume_position"] == "after_model"
     handoff_runs = [
-        x
-        for x in rt.ledger()
-        if x.get("job_id") == job["job_id"] and x["tool"] == "handoff_to_agent"
+        x for x in rt.ledger() if x.get("job_id") == job.job_id and x["tool"] == "handoff_to_agent"
     ]
     assert Counter(x["agent_id"] for x in handoff_runs) == {"triage": 1, "specialist": 1}
 
 
 def test_an_interrupt_inside_a_node_is_answered_through_the_api(stack: LocalStack) -> None:
     rt = stack.rt
-    job = rt.start_job("Draft and approve", agent_id="graph-ask")
-    waiting = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("Draft and approve", agent_id="graph-ask")
+    waiting = rt.wait(job.job_id, timeout=120)
 
-    assert waiting["status"] == "WAITING_FOR_INPUT", waiting
-    (interrupt,) = waiting["interrupts"]
-    assert interrupt["node"] == "approver" and interrupt["name"] == "approve_draft"
-    assert waiting["multi_agent"]["nodes"] == {"drafter": "completed", "approver": "interrupted"}
-    rt.answer(job["job_id"], [{"interruptId": interrupt["id"], "response": "approve"}])
-    final = rt.wait(job["job_id"], timeout=120)
+    assert waiting.status == "WAITING_FOR_INPUT", waiting
+    (interrupt,) = waiting.interrupts or []
+    assert interrupt.node == "approver" and interrupt.name == "approve_draft"
+    assert waiting.multi_agent.nodes == {"drafter": "completed", "approver": "interrupted"}
+    rt.jobs.answer(job.job_id, [{"interruptId": interrupt.id, "response": "approve"}])
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final
-    assert final["result"]["text"] == "approved: human said approve"
-    assert _node_runs(stack, job["job_id"]) == {"drafter": 1, "approver": 2}
-    assert [
-        x["decision"] for x in stack.ledger(job["session_id"]) if x["tool"] == "ask_approval"
-    ] == ["approve"]
+    assert final.status == "SUCCEEDED", final
+    assert final.result["text"] == "approved: human said approve"
+    assert _node_runs(stack, job.job_id) == {"drafter": 1, "approver": 2}
+    assert [x["decision"] for x in stack.ledger(job.session_id) if x["tool"] == "ask_approval"] == [
+        "approve"
+    ]
 
 
 def test_an_interrupt_inside_a_swarm_node_is_answered_and_the_swarm_finishes(
     stack: LocalStack,
 ) -> None:
     rt = stack.rt
-    job = rt.start_job("Needs a yes", agent_id="swarm-ask")
-    waiting = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("Needs a yes", agent_id="swarm-ask")
+    waiting = rt.wait(job.job_id, timeout=120)
 
-    assert waiting["status"] == "WAITING_FOR_INPUT", waiting
-    (interrupt,) = waiting["interrupts"]
-    assert interrupt["node"] == "approver"
-    assert waiting["multi_agent"]["current_node"] == "approver"
-    rt.answer(job["job_id"], [{"interruptId": interrupt["id"], "response": "yes"}])
-    final = rt.wait(job["job_id"], timeout=120)
+    assert waiting.status == "WAITING_FOR_INPUT", waiting
+    (interrupt,) = waiting.interrupts or []
+    assert interrupt.node == "approver"
+    assert waiting.multi_agent.current_node == "approver"
+    rt.jobs.answer(job.job_id, [{"interruptId": interrupt.id, "response": "yes"}])
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final
-    assert final["result"]["text"] == "approved: human said yes"
-    assert _node_runs(stack, job["job_id"]) == {"triage": 1, "approver": 2}
-    assert stack.cursor(job["session_id"])["node_history"] == ["triage", "approver", "approver"]
+    assert final.status == "SUCCEEDED", final
+    assert final.result["text"] == "approved: human said yes"
+    assert _node_runs(stack, job.job_id) == {"triage": 1, "approver": 2}
+    assert stack.cursor(job.session_id)["node_history"] == ["triage", "approver", "approver"]
 
 
 def test_a_graph_jobs_session_reads_like_any_other_with_the_sessions_cli(stack: LocalStack) -> None:
@@ -288,8 +286,8 @@ def test_a_graph_jobs_session_reads_like_any_other_with_the_sessions_cli(stack: 
     import sys
 
     rt = stack.rt
-    job = rt.start_job("Write about otters", agent_id="graph")
-    assert rt.wait(job["job_id"], timeout=120)["status"] == "SUCCEEDED"
+    job = rt.jobs.start("Write about otters", agent_id="graph")
+    assert rt.wait(job.job_id, timeout=120).status == "SUCCEEDED"
     env = {**os.environ, "AWS_ENDPOINT_URL_S3": rt.endpoint, "NO_PROXY": "127.0.0.1,localhost"}
     where = ["--s3", f"s3://{rt.bucket}/{rt.storage_prefix}"]  # the caller's owner prefix
 
@@ -302,11 +300,11 @@ def test_a_graph_jobs_session_reads_like_any_other_with_the_sessions_cli(stack: 
             timeout=60,
         )
 
-    show = elsai("show", job["session_id"], "--json")
+    show = elsai("show", job.session_id, "--json")
     assert show.returncode == 0, show.stderr
     shown = json.loads(show.stdout)
     assert shown["multi_agent"]["status"] == "completed"
     agents = {a["agent_id"] for a in shown["agents"]}
     assert {"researcher", "writer_a", "writer_b", "editor"} <= agents
-    check = elsai("check", job["session_id"])
+    check = elsai("check", job.session_id)
     assert check.returncode == 0, check.stdout + check.stderr

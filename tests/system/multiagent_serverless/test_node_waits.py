@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from elsai.client import ApiError
 from elsai.local import Fault, InvocationInfo
-from elsai.local.api import LocalApiError
 from elsai.serverless.contract import service_keys
 from tests.system.local_stack import LocalStack
 
@@ -30,33 +30,33 @@ def test_one_answered_branch_goes_on_while_the_other_waits_then_the_job_complete
     stack: LocalStack,
 ) -> None:
     rt = stack.rt
-    job = rt.start_job("Draft, get two approvals, publish", agent_id="graph-two-asks")
-    job_id = job["job_id"]
+    job = rt.jobs.start("Draft, get two approvals, publish", agent_id="graph-two-asks")
+    job_id = job.job_id
     first = rt.wait(job_id, timeout=120)
 
-    assert first["status"] == "WAITING_FOR_INPUT", first
-    asks = {i["node"]: i for i in first["interrupts"]}
+    assert first.status == "WAITING_FOR_INPUT", first
+    asks = {i.node: i for i in first.interrupts or []}
     assert set(asks) == {"approver_a", "approver_b"}
-    assert {i["name"] for i in asks.values()} == {"approve_draft"}
-    rt.answer(job_id, [{"interruptId": asks["approver_a"]["id"], "response": "yes-a"}])
+    assert {i.name for i in asks.values()} == {"approve_draft"}
+    rt.jobs.answer(job_id, [{"interruptId": asks["approver_a"].id, "response": "yes-a"}])
     second = rt.wait(job_id, timeout=120)  # parked again: only approver_b is left
 
-    assert second["status"] == "WAITING_FOR_INPUT", second
-    assert [(i["node"], i["id"]) for i in second["interrupts"]] == [
-        ("approver_b", asks["approver_b"]["id"])
+    assert second.status == "WAITING_FOR_INPUT", second
+    assert [(i.node, i.id) for i in second.interrupts or []] == [
+        ("approver_b", asks["approver_b"].id)
     ]
-    nodes = second["multi_agent"]["nodes"]
+    nodes = second.multi_agent.nodes if second.multi_agent else {}
     assert nodes["approver_a"] == nodes["publish_a"] == "completed"
     assert nodes["approver_b"] == "interrupted"
     assert "publish_b" not in nodes and "summary" not in nodes  # they depend on approver_b
-    with pytest.raises(LocalApiError) as again:
-        rt.answer(job_id, [{"interruptId": asks["approver_a"]["id"], "response": "no"}])
+    with pytest.raises(ApiError) as again:
+        rt.jobs.answer(job_id, [{"interruptId": asks["approver_a"].id, "response": "no"}])
     assert again.value.status == 409
-    rt.answer(job_id, [{"interruptId": asks["approver_b"]["id"], "response": "yes-b"}])
+    rt.jobs.answer(job_id, [{"interruptId": asks["approver_b"].id, "response": "yes-b"}])
     final = rt.wait(job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final
-    assert "[summary:" in final["result"]["text"]
+    assert final.status == "SUCCEEDED", final
+    assert "[summary:" in final.result["text"]
     # ORDER: publish_a finished before approver_b was resumed with its answer
     publish_a_end = max(r.started + r.duration_s for r in _slices(stack, job_id, "publish_a"))
     approver_b_resumed = _slices(stack, job_id, "approver_b")[-1].started
@@ -66,14 +66,14 @@ def test_one_answered_branch_goes_on_while_the_other_waits_then_the_job_complete
     assert publish_b_end < summary_start  # the fan-in waited for the branch that waited
     decisions = Counter(
         (x["node"], x["decision"])
-        for x in stack.ledger(job["session_id"])
+        for x in stack.ledger(job.session_id)
         if x["tool"] == "ask_approval"
     )
     assert decisions == {("approver_a", "yes-a"): 1, ("approver_b", "yes-b"): 1}
-    events = rt.events(job_id, limit=200)["events"]  # the whole job: a few dozen events
+    events = rt.jobs.events(job_id, limit=200).events  # the whole job: a few dozen events
     waits = [e["interrupt_ids"] for e in events if e["type"] == "answered"]
     assert sum(e["type"] == "waiting_for_input" for e in events) == 2  # parked twice
-    assert waits == [[asks["approver_a"]["id"]], [asks["approver_b"]["id"]]]
+    assert waits == [[asks["approver_a"].id], [asks["approver_b"].id]]
     runs = Counter(r.info.agent_id for r in stack.node_slices(job_id))
     assert runs == {"drafter": 1, "approver_a": 2, "approver_b": 2, "publish_a": 1,
                     "publish_b": 1, "summary": 1}  # fmt: skip
@@ -101,33 +101,29 @@ def test_an_answer_while_a_sibling_runs_is_stored_and_the_next_plan_runs_it_with
         return None
 
     rt.faults = plan
-    job = rt.start_job("Ask beside work", agent_id="graph-ask-beside-work")
-    job_id = job["job_id"]
+    job = rt.jobs.start("Ask beside work", agent_id="graph-ask-beside-work")
+    job_id = job.job_id
     waiting = _poll(
         "wait while w2 runs",
-        lambda: (j := rt.job(job_id))["status"] == "WAITING_FOR_INPUT" and j,
+        lambda: (j := rt.jobs.get(job_id)).status == "WAITING_FOR_INPUT" and j,
     )
-    (ask,) = waiting["interrupts"]
-    assert ask["node"] == "approver_a"
+    (ask,) = waiting.interrupts
+    assert ask.node == "approver_a"
     _poll("w2 running", lambda: barrier.exists() and _slices(stack, job_id, "w2"))
     assert _slices(stack, job_id, "w2")[0].result is None  # still running
-    rt.answer(job_id, [{"interruptId": ask["id"], "response": "yes"}])
+    rt.jobs.answer(job_id, [{"interruptId": ask.id, "response": "yes"}])
     record = rt.read_json(service_keys.node_waits_key(job_id))
     assert record["task_token"] is None  # nothing parked: the answer is only stored
-    assert record["waits"]["approver_a"]["answers"] == [
-        {"interruptId": ask["id"], "response": "yes"}
-    ]
+    assert record["waits"]["approver_a"]["answers"] == [{"interruptId": ask.id, "response": "yes"}]
     (barrier / "released-by-test").touch()
     final = rt.wait(job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final
+    assert final.status == "SUCCEEDED", final
     assert not [
         r for r in rt.invocations if r.info.job_id == job_id and r.info.action == "park_nodes"
     ]
     w2_end = max(r.started + r.duration_s for r in _slices(stack, job_id, "w2"))
     assert _slices(stack, job_id, "approver_a")[-1].started > w2_end  # the next Plan ran it
-    decisions = [
-        x["decision"] for x in stack.ledger(job["session_id"]) if x["tool"] == "ask_approval"
-    ]
+    decisions = [x["decision"] for x in stack.ledger(job.session_id) if x["tool"] == "ask_approval"]
     assert decisions == ["yes"]
-    assert stack.cursor(job["session_id"])["status"] == "completed"
+    assert stack.cursor(job.session_id)["status"] == "completed"

@@ -9,29 +9,30 @@ import json
 from collections import Counter
 from typing import Any
 
+from elsai.serverless.contract.jobs_api import StartedJob
 from elsai.telemetry.job_spans import job_span_ids
 from tests.system.local_stack import LocalStack
 
 
-def _traced_job(stack: LocalStack, agent_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _traced_job(stack: LocalStack, agent_id: str) -> tuple[StartedJob, list[dict[str, Any]]]:
     rt = stack.rt
     spans_file = stack.ledger_path.parent / f"spans-{agent_id}.jsonl"
     rt.child_env.update({"ELSAI_TRACING": "otel", "MA_SPANS": str(spans_file)})
     try:
-        job = rt.start_job("Write about otters", agent_id=agent_id)
-        final = rt.wait(job["job_id"], timeout=120)
+        job = rt.jobs.start("Write about otters", agent_id=agent_id)
+        final = rt.wait(job.job_id, timeout=120)
     finally:
         for name in ("ELSAI_TRACING", "MA_SPANS"):
             rt.child_env.pop(name, None)
-    assert final["status"] == "SUCCEEDED", final
+    assert final.status == "SUCCEEDED", final
     return job, [json.loads(line) for line in spans_file.read_text().splitlines()]
 
 
 def _run_span(
-    job: dict[str, Any], spans: list[dict[str, Any]], kind: str
+    job: StartedJob, spans: list[dict[str, Any]], kind: str
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The job's trace and its one run span, a root under the ids derived from the job id."""
-    trace_id, run_span_id = job_span_ids(job["job_id"])
+    trace_id, run_span_id = job_span_ids(job.job_id)
     mine = [s for s in spans if s["trace_id"] == trace_id]
     [run] = [s for s in mine if s["name"].startswith(f"invoke_{kind} ")]
     assert run["span_id"] == run_span_id and run["parent_id"] is None
@@ -41,9 +42,9 @@ def _run_span(
 def test_a_graph_job_is_one_trace_with_its_run_span_above_every_step(stack: LocalStack) -> None:
     job, spans = _traced_job(stack, "graph")
     mine, run = _run_span(job, spans, "graph")
-    trace_id, run_span_id = job_span_ids(job["job_id"])
+    trace_id, run_span_id = job_span_ids(job.job_id)
     assert run["attributes"]["elsai.node.status"] == "completed"
-    assert run["attributes"]["elsai.job_id"] == job["job_id"]
+    assert run["attributes"]["elsai.job_id"] == job.job_id
 
     steps = [s for s in mine if s["parent_id"] == run_span_id]
     kinds = Counter(s["attributes"]["elsai.step"] for s in steps)
@@ -67,7 +68,7 @@ def test_a_graph_job_is_one_trace_with_its_run_span_above_every_step(stack: Loca
     assert all(run["start"] <= s["start"] and s["end"] <= run["end"] for s in nodes.values())
     # nothing of this job landed in another trace except the first slice that found the graph
     stray = [s for s in spans if s["trace_id"] != trace_id]
-    assert {s["name"] for s in stray} <= {f"run_slice {job['job_id']}", "invoke_agent graph"}, stray
+    assert {s["name"] for s in stray} <= {f"run_slice {job.job_id}", "invoke_agent graph"}, stray
 
 
 def test_a_swarm_job_is_one_trace_with_its_handoffs_under_the_run_span(stack: LocalStack) -> None:

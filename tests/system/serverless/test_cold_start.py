@@ -29,18 +29,18 @@ def cold_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]
 def test_cold_children_are_killed_retried_and_resumed(cold_stack: LocalStack) -> None:
     rt = cold_stack.rt
     rt.faults = kill_in_tool(1, slice=0, attempt=1)
-    job = rt.start_job("Process orders 7 and 8")
-    final = rt.wait(job["job_id"], timeout=90)
+    job = rt.jobs.start("Process orders 7 and 8")
+    final = rt.wait(job.job_id, timeout=90)
 
-    assert final["status"] == "SUCCEEDED", final
-    killed, resumed = rt.slices(job["job_id"])
+    assert final.status == "SUCCEEDED", final
+    killed, resumed = rt.slices(job.job_id)
     assert (
         killed.returncode == -9
         and killed.error is not None
         and killed.error["errorType"] == "Runtime.ExitError"
     )
     assert resumed.result is not None and resumed.result["resume_position"] == "after_model"
-    assert cold_stack.runs_per_order(job["session_id"]) == {"7": 2, "8": 1}
-    messages = cold_stack.transcript(job["session_id"])
+    assert cold_stack.runs_per_order(job.session_id) == {"7": 2, "8": 1}
+    messages = cold_stack.transcript(job.session_id)
     assert_valid_conversation(messages)
     assert prompt_count(messages, "Process orders 7 and 8") == 1

@@ -47,27 +47,27 @@ def test_a_single_agent_job_continues_in_new_executions_and_succeeds(
 ) -> None:
     rt = small_stack.rt
     rt.faults = every_slice(Fault(timeout_seconds=30))  # each slice stops at its first boundary
-    job = rt.start_job("Process orders 1 and 2")
-    final = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("Process orders 1 and 2")
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "SUCCEEDED", final.get("error")
-    assert final["executions"] == 3
-    records = rt.slices(job["job_id"])
+    assert final.status == "SUCCEEDED", final.error
+    assert final.executions == 3
+    records = rt.slices(job.job_id)
     assert [r.info.slice for r in records] == list(range(5))  # numbering carries across the chain
     assert [r.result["status"] for r in records if r.result] == ["continue"] * 4 + ["completed"]
     names = [
         e["name"]
         for e in rt.sfn.list_executions(stateMachineArn=rt.state_machine_arn)["executions"]
-        if e["name"].startswith(job["job_id"])
+        if e["name"].startswith(job.job_id)
     ]
-    assert sorted(names) == sorted([job["job_id"], f"{job['job_id']}-c1", f"{job['job_id']}-c2"])
-    assert small_stack.runs_per_order(job["session_id"]) == {"1": 1, "2": 1}
-    assert final["result"]["text"] == "All 2 orders processed: 1, 2."
-    _events_span_the_chain(small_stack, job["job_id"])
+    assert sorted(names) == sorted([job.job_id, f"{job.job_id}-c1", f"{job.job_id}-c2"])
+    assert small_stack.runs_per_order(job.session_id) == {"1": 1, "2": 1}
+    assert final.result["text"] == "All 2 orders processed: 1, 2."
+    _events_span_the_chain(small_stack, job.job_id)
 
 
 def _events_span_the_chain(stack: LocalStack, job_id: str) -> None:
-    whole = stack.rt.events(job_id, limit=200)["events"]
+    whole = stack.rt.jobs.events(job_id, limit=200).events
     kinds = [e["type"] for e in whole]
     slices = [e["slice"] for e in whole if e["type"] == "slice_started"]
     assert slices == list(range(5))  # the first execution's slices too, not just the last's
@@ -78,9 +78,9 @@ def _events_span_the_chain(stack: LocalStack, job_id: str) -> None:
     assert indices == list(range(indices[0], indices[0] + len(indices))) and len(indices) > 4
     paged, after = [], None  # small pages across the executions: nothing repeated or skipped
     for _ in range(200):
-        page = stack.rt.events(job_id, after=after, limit=3)
-        if not page["events"]:
+        page = stack.rt.jobs.events(job_id, after=after, limit=3)
+        if not page.events:
             break
-        paged.extend(page["events"])
-        after = page["cursor"]
+        paged.extend(page.events)
+        after = page.cursor
     assert paged == whole

@@ -18,21 +18,21 @@ def _max_attempts(definition: dict, error: str) -> int:
 def test_a_step_that_always_fails_ends_failed_after_the_retry_budget(stack: LocalStack) -> None:
     rt = stack.rt
     rt.faults = always_fail("the order database is unreachable")
-    job = rt.start_job("Process order 9")
-    final = rt.wait(job["job_id"], timeout=120)
+    job = rt.jobs.start("Process order 9")
+    final = rt.wait(job.job_id, timeout=120)
 
-    assert final["status"] == "FAILED"
-    assert final["error"]["error"] == "InjectedFailure"  # the exception's class name, as on AWS
-    cause = json.loads(final["error"]["cause"])
+    assert final.status == "FAILED"
+    assert final.error and final.error.error == "InjectedFailure"  # the class name, as on AWS
+    cause = json.loads(final.error.cause or "")
     assert cause["errorType"] == "InjectedFailure"
     assert cause["errorMessage"] == "the order database is unreachable"
     budget = _max_attempts(rt.definition, "States.TaskFailed")
-    records = rt.slices(job["job_id"])
+    records = rt.slices(job.job_id)
     assert [r.info.attempt for r in records] == list(
         range(1, budget + 2)
     )  # first try + MaxAttempts
     assert {r.info.slice for r in records} == {0}
-    history = rt.history(job["job_id"])
+    history = rt.history(job.job_id)
     assert [e["type"] for e in history].count("TaskFailed") == budget + 1
     assert history[-1]["type"] == "ExecutionFailed"
     assert any(e.get("stateEnteredEventDetails", {}).get("name") == "JobFailed" for e in history)
@@ -57,29 +57,27 @@ def test_two_executions_racing_on_one_session(stack: LocalStack, tmp_path: Path)
 
     rt.faults = plan
     prompts = ["Process orders 11 and 12", "Process orders 21 and 22"]
-    jobs = [rt.start_job(p, session_id=session_id) for p in prompts]
-    finals = [rt.wait(j["job_id"], timeout=120) for j in jobs]
-    refused = [
-        (i, r.error) for i, job in enumerate(jobs) for r in rt.slices(job["job_id"]) if r.error
-    ]
+    jobs = [rt.jobs.start(p, session_id=session_id) for p in prompts]
+    finals = [rt.wait(j.job_id, timeout=120) for j in jobs]
+    refused = [(i, r.error) for i, job in enumerate(jobs) for r in rt.slices(job.job_id) if r.error]
     assert len({i for i, _ in refused}) == 1, refused  # exactly one writer was refused
     loser, error = refused[0]
     winner = 1 - loser
-    assert finals[winner]["status"] == "SUCCEEDED", finals
+    assert finals[winner].status == "SUCCEEDED", finals
     orders = [{"11", "12"}, {"21", "22"}]
     messages = stack.transcript(session_id)  # contiguous indices, asserted inside
     assert_valid_conversation(messages)
     assert prompt_count(messages, prompts[winner]) == 1
     if error["errorType"] == "SessionConflictError":
-        assert finals[loser]["status"] == "FAILED"
-        assert finals[loser]["error"]["error"] == "SessionConflictError"
-        assert len(rt.slices(jobs[loser]["job_id"])) == 1  # a conflict is never retried
+        assert finals[loser].status == "FAILED"
+        assert finals[loser].error and finals[loser].error.error == "SessionConflictError"
+        assert len(rt.slices(jobs[loser].job_id)) == 1  # a conflict is never retried
         assert prompt_count(messages, prompts[loser]) == 0
         ran = orders[winner]
     else:
         assert error["errorType"] == "AgentInUseError"
         assert "in use by another process" in error["errorMessage"]
-        assert finals[loser]["status"] == "SUCCEEDED"
+        assert finals[loser].status == "SUCCEEDED"
         assert prompt_count(messages, prompts[loser]) == 1
         first = next(m for m in messages if m["role"] == "user")
         assert prompts[winner] in str(first)  # the loser's turn came after the winner's

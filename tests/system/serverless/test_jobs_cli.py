@@ -108,7 +108,7 @@ def test_serve_publishes_the_openapi_document_and_answers_undeclared_methods_in_
     import urllib.error
     import urllib.request
 
-    from elsai_lambdas.jobs_api.openapi import render
+    from elsai.serverless.contract.openapi import render
 
     state = Path(served["XDG_CACHE_HOME"]) / "elsai" / "local-api.json"
     url = json.loads(state.read_text())["url"]

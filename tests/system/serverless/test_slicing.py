@@ -25,13 +25,13 @@ def _statuses(stack: LocalStack, job_id: str) -> list[str]:
 def test_deadline_continue_then_next_slice_resumes_from_the_bookmark(stack: LocalStack) -> None:
     rt = stack.rt
     rt.faults = STOP_AT_FIRST_BOUNDARY
-    job = rt.start_job("Process orders 1 and 2")
-    final = rt.wait(job["job_id"], timeout=90)
-    assert final["status"] == "SUCCEEDED", final
+    job = rt.jobs.start("Process orders 1 and 2")
+    final = rt.wait(job.job_id, timeout=90)
+    assert final.status == "SUCCEEDED", final
 
-    records = rt.slices(job["job_id"])
+    records = rt.slices(job.job_id)
     assert [r.info.slice for r in records] == list(range(len(records)))  # no retries, one per slice
-    assert _statuses(stack, job["job_id"]) == ["continue"] * 4 + ["completed"]
+    assert _statuses(stack, job.job_id) == ["continue"] * 4 + ["completed"]
     assert [r.result["stop_reason"] for r in records if r.result][:4] == ["paused"] * 4
     positions = []
     for record in records[1:]:  # each later slice picked up where the previous one stopped
@@ -41,7 +41,7 @@ def test_deadline_continue_then_next_slice_resumes_from_the_bookmark(stack: Loca
             record.event["prompt"] is None
         )  # ids only: the state machine never re-sends the prompt
     assert positions == ["after_model", "after_tools", "after_model", "after_tools"]
-    sid = job["session_id"]
+    sid = job.session_id
     assert stack.runs_per_order(sid) == {"1": 1, "2": 1}
     messages = stack.transcript(sid)
     assert_valid_conversation(messages)
@@ -49,7 +49,7 @@ def test_deadline_continue_then_next_slice_resumes_from_the_bookmark(stack: Loca
     assert stack.bookmark(sid)["execution_status"] == "completed"
     states = [
         e["stateEnteredEventDetails"]["name"]
-        for e in rt.history(job["job_id"])
+        for e in rt.history(job.job_id)
         if "stateEnteredEventDetails" in e
     ]
     assert states.count("NextSlice") == 4 and states[-1] == "Completed"
@@ -61,17 +61,17 @@ def test_a_job_longer_than_twenty_slices(stack: LocalStack) -> None:
     rt.faults = STOP_AT_FIRST_BOUNDARY
     orders = [str(n) for n in range(1, 12)]
     prompt = "Process orders " + ", ".join(orders)
-    job = rt.start_job(prompt)
-    final = rt.wait(job["job_id"], timeout=240)
-    assert final["status"] == "SUCCEEDED", final
+    job = rt.jobs.start(prompt)
+    final = rt.wait(job.job_id, timeout=240)
+    assert final.status == "SUCCEEDED", final
 
-    records = rt.slices(job["job_id"])
+    records = rt.slices(job.job_id)
     assert len(records) == 2 * len(orders) + 1 > 20
     assert [r.info.slice for r in records] == list(range(len(records)))
-    statuses = _statuses(stack, job["job_id"])
+    statuses = _statuses(stack, job.job_id)
     assert statuses[:-1] == ["continue"] * (len(records) - 1) and statuses[-1] == "completed"
-    assert final["result"]["text"] == f"All {len(orders)} orders processed: {', '.join(orders)}."
-    sid = job["session_id"]
+    assert final.result["text"] == f"All {len(orders)} orders processed: {', '.join(orders)}."
+    sid = job.session_id
     assert stack.runs_per_order(sid) == dict.fromkeys(orders, 1)
     messages = stack.transcript(sid)
     assert len(messages) == 2 * len(orders) + 2
@@ -90,21 +90,21 @@ def test_a_hard_timeout_mid_tool_is_retried_and_resumes(stack: LocalStack) -> No
         return STOP_AT_FIRST_BOUNDARY(info)
 
     rt.faults = plan
-    job = rt.start_job("Process order 31")
-    final = rt.wait(job["job_id"], timeout=90)
-    assert final["status"] == "SUCCEEDED", final
+    job = rt.jobs.start("Process order 31")
+    final = rt.wait(job.job_id, timeout=90)
+    assert final.status == "SUCCEEDED", final
 
-    records = rt.slices(job["job_id"])
+    records = rt.slices(job.job_id)
     assert [(r.info.slice, r.info.attempt) for r in records] == [(0, 1), (1, 1), (1, 2), (2, 1)]
     timed_out = records[1]
     assert timed_out.error is not None and timed_out.error["errorType"] == "Sandbox.Timedout"
     assert "Task timed out after 1.00 seconds" in timed_out.error["errorMessage"]
     assert records[2].result is not None and records[2].result["resume_position"] == "after_model"
     # Killed at the deadline, before the 3 s tool finished: its effect ran once (on the retry).
-    assert stack.runs_per_order(job["session_id"]) == {"31": 1}
+    assert stack.runs_per_order(job.session_id) == {"31": 1}
     failures = [
         e["taskFailedEventDetails"]["error"]
-        for e in rt.history(job["job_id"])
+        for e in rt.history(job.job_id)
         if e["type"] == "TaskFailed"
     ]
     assert failures == ["Sandbox.Timedout"]

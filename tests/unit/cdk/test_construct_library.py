@@ -106,10 +106,10 @@ def test_one_job_of_the_example_agent_runs_on_its_own_stack_locally() -> None:
     """The example's own app (its cdk.json), its factory and code: nothing of this repository's."""
     with LocalRuntime(project=EXAMPLE, fast_retries=True) as rt:
         assert rt.state_machine_arn.endswith(":HelloService-Agents-jobs")
-        job = rt.start_job("Please greet Ada")
-        final = rt.wait(job["job_id"], timeout=90)
-    assert final["status"] == "SUCCEEDED", final
-    assert final["result"]["text"] == "Done: Hello, Ada!"
+        job = rt.jobs.start("Please greet Ada")
+        final = rt.wait(job.job_id, timeout=90)
+    assert final.status == "SUCCEEDED", final
+    assert final.result["text"] == "Done: Hello, Ada!"
 
 
 def test_the_examples_own_test_passes() -> None:

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from elsai.cli.jobs.client import JobsClient
 from elsai.cli.jobs.follow import Follower
 from elsai.cli.jobs.retry import EXIT_GAVE_UP, RetryPolicy
+from elsai.client import ApiError, JobsApi, http_client
 
 JOB = "job-1"
 DONE = {"job_id": JOB, "status": "SUCCEEDED", "result": {"text": "Refunded 3 orders."}}
@@ -64,7 +64,10 @@ def _handler(api: FlakyApi) -> type[BaseHTTPRequestHandler]:
                 return
             if self.path.startswith(f"/jobs/{JOB}/events"):
                 first = "after=" not in self.path
-                self._send(200, {"job_id": JOB, "events": [END] if first else [], "cursor": "c1"})
+                events = [END] if first else []
+                self._send(
+                    200, {"job_id": JOB, "status": "RUNNING", "events": events, "cursor": "c1"}
+                )
             else:
                 self._send(200, DONE)
 
@@ -83,14 +86,14 @@ def _handler(api: FlakyApi) -> type[BaseHTTPRequestHandler]:
 def serve() -> Iterator[Any]:
     servers: list[tuple[ThreadingHTTPServer, FlakyApi]] = []
 
-    def start(faults: list[str]) -> tuple[JobsClient, FlakyApi]:
+    def start(faults: list[str]) -> tuple[JobsApi, FlakyApi]:
         api = FlakyApi(faults)
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(api))
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append((server, api))
         url = f"http://127.0.0.1:{server.server_address[1]}"
-        return JobsClient(url, sign=False, timeout=0.2), api
+        return http_client(url, sign=False, timeout=0.2), api
 
     yield start
     for server, api in servers:
@@ -111,7 +114,7 @@ class FakeClock:
         self.now += seconds
 
 
-def _follow(client: JobsClient, policy: RetryPolicy) -> tuple[int, str, str]:
+def _follow(client: JobsApi, policy: RetryPolicy) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = Follower(
         client, JOB, out, as_json=False, sleep=lambda _: None, retry=policy, err=err
@@ -156,8 +159,6 @@ def test_an_api_that_never_recovers_ends_with_its_own_exit_code_and_how_to_look(
 
 
 def test_a_refusal_is_not_retried() -> None:
-    from elsai.cli.jobs.client import ApiError
-
     clock = FakeClock()
 
     def failing() -> Any:

@@ -19,7 +19,8 @@ import pytest
 from pydantic import BaseModel
 
 from elsai.serverless.contract import JobStepRequest, ParkResult
-from elsai.serverless.contract.steps import RUN_SLICE, Step, StepContext, UnknownActionError
+from elsai.serverless.contract.steps import RUN_SLICE, Step, UnknownActionError
+from elsai.serverless.step_context import StepContext
 from tests.unit.handlers.jobs_api.helpers import FakeContext
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,7 +12,7 @@ import pytest
 
 from elsai.local.api import JobsApiMixin
 from elsai.local.http import LocalHttpApi
-from elsai_lambdas.jobs_api.openapi import render
+from elsai.serverless.contract.openapi import render
 from tests.unit.handlers.jobs_api.helpers import Api
 
 

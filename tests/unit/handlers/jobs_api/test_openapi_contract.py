@@ -1,12 +1,14 @@
-"""The handler and its OpenAPI document agree; the `elsai jobs` client sends what it allows.
+"""The handler and its OpenAPI document agree; the jobs API client sends what it allows.
 
 A request the document calls valid is not refused as invalid (400), one it calls invalid is,
-and every request the client sends validates against the document (path patterns, query
-and header schemas, the request body schema).
+every request the client sends validates against the document (path patterns, query and
+header schemas, the request body schema), and every answer the handler gives validates
+against the document's response schema for its status.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterator
@@ -17,10 +19,10 @@ import jsonschema
 import pytest
 from referencing import Registry, Resource
 
-from elsai.cli.jobs.client import ApiError, JobsClient
+from elsai.client import ApiError, http_client
 from elsai.local.api import JobsApiMixin
 from elsai.local.http import LocalHttpApi
-from elsai_lambdas.jobs_api.openapi import document
+from elsai.serverless.contract.openapi import document
 from tests.unit.handlers.jobs_api.helpers import Api, make_event
 
 DOC = document()
@@ -96,10 +98,13 @@ class _Recorded(LocalHttpApi):
     def __init__(self, runtime: JobsApiMixin) -> None:
         super().__init__(runtime)
         self.requests: list[tuple[str, str, dict[str, str], str | None]] = []
+        self.replies: list[tuple[int, bytes]] = []
 
     def handle(self, method: str, target: str, headers: dict[str, str], body: str | None) -> Any:
         self.requests.append((method, target, headers, body))
-        return super().handle(method, target, headers, body)
+        status, out_headers, data = super().handle(method, target, headers, body)
+        self.replies.append((status, data))
+        return status, out_headers, data
 
 
 class _Bridge(JobsApiMixin):
@@ -155,20 +160,48 @@ def _check_request(method: str, target: str, headers: dict[str, str], body: str 
 def test_every_request_the_client_sends_validates_against_the_document(
     served: _Recorded,
 ) -> None:
-    client = JobsClient(served.url, sign=False)
-    job = client.start("hello", "docs.session-1", "orders-2024-06-01", agent_id="agent")
-    client.start("again", None, None)
-    client.status(job["job_id"])
-    page = client.events(job["job_id"], None, limit=5)
-    client.events(job["job_id"], page["cursor"])
-    client.list(10, None, "RUNNING")
+    client = http_client(served.url, sign=False)
+    job = client.start("hello", session_id="docs.session-1", agent_id="agent",
+                       idempotency_key="orders-2024-06-01")  # fmt: skip
+    client.start("again", version_policy="upgrade_on_resume")
+    client.get(job.job_id)
+    page = client.events(job.job_id, limit=5)
+    client.events(job.job_id, after=page.cursor)
+    client.list(limit=10, status="RUNNING")
     with pytest.raises(ApiError):  # not waiting: 409, but the request itself is well formed
-        client.answer(job["job_id"], [{"id": "interrupt-1", "response": {"approved": True}}])
-    client.cancel(job["job_id"])
+        client.answer(job.job_id, [{"id": "interrupt-1", "response": {"approved": True}}])
+    with pytest.raises(ApiError):  # no version to upgrade to outside a deploy: 409
+        client.upgrade(job.job_id)
+    with pytest.raises(ApiError):  # no agent ran here (moto's engine is off): no session yet
+        client.session(job.session_id)
+    client.cancel(job.job_id)
     assert [m for m, *_ in served.requests] == ["POST", "POST", "GET", "GET", "GET", "GET",
-                                                 "POST", "DELETE"]  # fmt: skip
+                                                 "POST", "POST", "GET", "DELETE"]  # fmt: skip
     for request in served.requests:
         _check_request(*request)
+
+
+def test_every_answer_the_handler_gives_validates_against_the_document(
+    served: _Recorded,
+) -> None:
+    """The handler's bodies (success and refusal alike) are what the document says they are."""
+    client = http_client(served.url, sign=False)
+    job = client.start("hello", session_id="docs-answers")
+    for call in (lambda: client.get(job.job_id), lambda: client.events(job.job_id, limit=3),
+                 lambda: client.list(limit=2), lambda: client.get("no-such-job"),
+                 lambda: client.events(job.job_id, after="not-a-cursor"),
+                 lambda: client.answer(job.job_id, [{"id": "i-1", "response": 1}]),
+                 lambda: client.session("no-such-session"), lambda: client.cancel(job.job_id),
+                 lambda: client.cancel(job.job_id)):  # fmt: skip
+        with contextlib.suppress(ApiError):  # refusals are answers to check too
+            call()
+    statuses = set()
+    for (method, target, *_), (status, data) in zip(served.requests, served.replies, strict=True):
+        operation, _ = _operation_of(method, urlsplit(target).path)
+        answer = operation["responses"][str(status)]
+        _validator(answer["content"]["application/json"]["schema"]).validate(json.loads(data))
+        statuses.add(status)
+    assert {200, 202, 400, 404, 409} <= statuses
 
 
 @pytest.mark.parametrize(

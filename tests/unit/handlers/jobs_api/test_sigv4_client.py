@@ -1,4 +1,4 @@
-"""The `elsai jobs` HTTP client against the real API handler served on 127.0.0.1.
+"""The jobs API's HTTP client (`elsai.client.http_client`) against the real handler on 127.0.0.1.
 
 The client signs with botocore's SigV4 signer; the server records the headers it got, and
 the test recomputes the signature from them with the known secret, as IAM would.
@@ -15,7 +15,7 @@ import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
-from elsai.cli.jobs.client import ApiError, JobsClient
+from elsai.client import ApiError, http_client
 from elsai.local.api import JobsApiMixin
 from elsai.local.http import LocalHttpApi
 from tests.unit.handlers.jobs_api.helpers import REGION, Api
@@ -55,45 +55,45 @@ def _verify(headers: dict[str, str], method: str, url: str, body: bytes | None) 
 
 
 def test_signed_requests_reach_the_handler_and_verify(served: LocalHttpApi) -> None:
-    client = JobsClient(served.url, region=REGION)
-    job = client.start("hello", "signed-session", "key-1")
-    assert job["status"] == "RUNNING" and job["session_id"] == "signed-session"
+    client = http_client(served.url, region=REGION)
+    job = client.start("hello", session_id="signed-session", idempotency_key="key-1")
+    assert job.status == "RUNNING" and job.session_id == "signed-session"
     post = served.recorded_headers[-1]
     _verify(
         post,
         "POST",
         served.url + "/jobs",
-        b'{"prompt": "hello", "agent_id": "agent", "session_id": "signed-session"}',
+        b'{"prompt": "hello", "session_id": "signed-session", "agent_id": "agent"}',
     )
     assert post["Idempotency-Key"] == "key-1"
-    assert client.status(job["job_id"])["status"] == "RUNNING"
-    _verify(served.recorded_headers[-1], "GET", f"{served.url}/jobs/{job['job_id']}", None)
-    page = client.events(job["job_id"], None, limit=5)
+    assert client.get(job.job_id).status == "RUNNING"
+    _verify(served.recorded_headers[-1], "GET", f"{served.url}/jobs/{job.job_id}", None)
+    page = client.events(job.job_id, limit=5)
     _verify(
         served.recorded_headers[-1],
         "GET",
-        f"{served.url}/jobs/{job['job_id']}/events?limit=5",
+        f"{served.url}/jobs/{job.job_id}/events?limit=5",
         None,
     )
-    assert page["status"] == "RUNNING"
-    assert client.cancel(job["job_id"])["status"] == "CANCELLED"
-    assert [j["status"] for j in client.list(10, None, None)["jobs"]] == ["CANCELLED"]
+    assert page.status == "RUNNING"
+    assert client.cancel(job.job_id).status == "CANCELLED"
+    assert [j.status for j in client.list(limit=10).jobs] == ["CANCELLED"]
 
 
 def test_api_errors_come_back_as_api_error_with_the_message(served: LocalHttpApi) -> None:
-    client = JobsClient(served.url, region=REGION)
+    client = http_client(served.url, region=REGION)
     with pytest.raises(ApiError) as caught:
-        client.status("no-such-job")
+        client.get("no-such-job")
     assert caught.value.status == 404 and caught.value.message == "no job 'no-such-job'"
     with pytest.raises(ApiError) as caught:
-        client.start("", None, None)
+        client.start("")
     assert caught.value.status == 400
 
 
 def test_stack_name_reads_the_api_url_output(api: Api) -> None:
     import boto3
 
-    from elsai.cli.jobs.client import stack_api_url
+    from elsai.client import stack_api_url
 
     cfn = boto3.client("cloudformation", region_name=REGION)
     url = f"https://abc123.execute-api.{REGION}.amazonaws.com/v1/"
@@ -119,8 +119,8 @@ def test_follow_on_a_tty_polls_until_cancelled_and_exits_3(served: LocalHttpApi)
         def isatty(self) -> bool:
             return True
 
-    client = JobsClient(served.url, region=REGION)
-    job_id = client.start("hello", None, None)["job_id"]
+    client = http_client(served.url, region=REGION)
+    job_id = client.start("hello").job_id
     naps: list[float] = []
 
     def nap(seconds: float) -> None:  # the job runs until someone cancels it: do that

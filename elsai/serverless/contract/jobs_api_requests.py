@@ -1,4 +1,11 @@
-"""Request bodies of the jobs API, bounded by `elsai.serverless.limits`."""
+"""The request bodies of the jobs API, bounded by `elsai.serverless.limits`.
+
+The handler parses each body with its model, the API Gateway request models are made from
+them (`elsai.cdk.gateway_models`) and the OpenAPI document shows their JSON Schemas; the rows
+that take them are in `elsai.serverless.contract.jobs_api`.
+"""
+
+from __future__ import annotations
 
 from typing import Annotated, Any
 
@@ -11,6 +18,8 @@ from elsai.serverless.contract import VERSION_POLICIES
 IdStr = Annotated[
     str, Field(min_length=1, max_length=limits.MAX_ID_LENGTH, pattern=limits.SAFE_ID_PATTERN)
 ]
+
+# -- request bodies --------------------------------------------------------------------------
 
 
 class StartJob(BaseModel):
@@ -77,3 +86,6 @@ class AnswerJob(BaseModel):
     responses: list[InterruptResponse] = Field(
         min_length=1, max_length=limits.MAX_INTERRUPT_RESPONSES
     )
+
+
+__all__ = ["AnswerJob", "InterruptResponse", "StartJob"]
