@@ -100,7 +100,8 @@ def _short(value: Any) -> str | None:
 
 def message_event(index: int, record: dict[str, Any]) -> dict[str, Any]:
     """One stored message as an event: role, text and tool calls, each bounded."""
-    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    stored = record.get("message")
+    message: dict[str, Any] = stored if isinstance(stored, dict) else {}
     shown: dict[str, list[Any]] = {"text": [], "call": [], "result": []}
     cut = False
     for block in message.get("content") or []:

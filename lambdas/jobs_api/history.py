@@ -125,12 +125,12 @@ def convert(raw: dict[str, Any], state: HistoryState) -> tuple[list[dict[str, An
         return [{"type": "retry", "slice": state.slice, "attempt": state.failures + 1}], state
     if kind in _FAILURES:
         details = _details(raw, kind)
-        event = {
+        failed: dict[str, Any] = {
             "type": "attempt_failed", "state": state.state, "slice": state.slice,
             "error": details.get("error") or ("States.Timeout" if kind == "TaskTimedOut" else None),
             "cause": _clip(details.get("cause")),
         }  # fmt: skip
-        return [event], state.model_copy(update={"failures": state.failures + 1})
+        return [failed], state.model_copy(update={"failures": state.failures + 1})
     if kind == "TaskSucceeded":
         return _succeeded(raw, state), state
     if kind in _ENDINGS:
