@@ -17,7 +17,9 @@ def build_parser() -> argparse.ArgumentParser:
     from elsai import __version__
 
     parser.add_argument("--version", action="version", version=f"elsai {__version__}")
-    groups = parser.add_subparsers(dest="group", metavar="COMMAND")
+    from elsai.cli.catalog import Commands
+
+    groups = Commands(parser.add_subparsers(dest="group", metavar="COMMAND"))
     groups.required = True
     from elsai.cli import console, jobs, local, sessions
 
@@ -25,24 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     local.register(groups)
     jobs.register(groups)
     console.register(groups)
-    parser.epilog = "\n".join(["every command:", *command_lines(groups)])
+    parser.epilog = "\n".join(["every command:", *groups.lines()])
     return parser
-
-
-def command_lines(groups: argparse._SubParsersAction[argparse.ArgumentParser]) -> list[str]:
-    """One line per command (``elsai GROUP COMMAND  help``), for `elsai --help`."""
-    lines = []
-    for group in groups._choices_actions:
-        sub = groups.choices[group.dest]
-        commands = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
-        if not commands:  # a command without subcommands (`elsai console`)
-            name = f"elsai {group.dest}"
-            lines.append(f"  {name:<24} {' '.join(str(group.help or '').split())}")
-        for action in commands:
-            for command in action._choices_actions:
-                name = f"elsai {group.dest} {command.dest}"
-                lines.append(f"  {name:<24} {' '.join(str(command.help or '').split())}")
-    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

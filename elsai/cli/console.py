@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
+from elsai.cli.catalog import Commands
 from elsai.cli.sessions.store import CliError, open_store
 from elsai.client import JobsApi, http_client, local_url, stack_api_url
 
 
-def register(groups: Any) -> None:
+def register(groups: Commands) -> None:
     """Add the `console` command."""
     parser = groups.add_parser(
         "console",

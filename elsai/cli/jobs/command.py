@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from elsai.cli.catalog import Commands
 from elsai.cli.jobs.follow import EXIT_CODES, Follower
 from elsai.cli.jobs.retry import EXIT_GAVE_UP, RetryPolicy
 from elsai.client import ApiError, JobsApi, http_client, local_url, stack_api_url
@@ -26,12 +27,12 @@ FOLLOW_EXIT_CODES = (
 )
 
 
-def register(groups: Any) -> None:
+def register(groups: Commands) -> None:
     """Add the `jobs` command group."""
     parser = groups.add_parser(
         "jobs", help="start, follow, answer, cancel and list jobs (deployed or --local)"
     )
-    commands = parser.add_subparsers(dest="jobs_command", metavar="COMMAND")
+    commands = groups.subcommands(parser, "jobs", dest="jobs_command", metavar="COMMAND")
     commands.required = True
     start = _command(commands, "start", "start a job", _start)
     start.add_argument("prompt")

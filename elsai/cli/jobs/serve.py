@@ -16,11 +16,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from elsai.cli.catalog import Commands
 from elsai.client import local_state_file
 from elsai.serverless.contract.steps import RUN_SLICE
 
 
-def add_serve(commands: Any) -> None:
+def add_serve(commands: Commands) -> None:
     """Add `serve` to the `jobs` group."""
     from elsai.cli.local.project import add_project_options  # the same options as `local run`
 

@@ -20,6 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from elsai.cli.catalog import Commands
 from elsai.cli.local.answers import (
     EXIT_CODES_HELP,
     EXIT_USAGE,
@@ -44,13 +45,18 @@ EVENT_STYLES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
-def register(groups: Any) -> None:
+def register(groups: Commands) -> None:
     """Add `elsai local ...` to the CLI (the offline runtime, for trying a job without AWS)."""
     parser = groups.add_parser(
         "local", help="run jobs through the synthesized state machine on moto"
     )
-    sub = parser.add_subparsers(dest="local_command", metavar="SUBCOMMAND")
-    parser.set_defaults(handler=lambda args: parser.print_help() or 2)
+    sub = groups.subcommands(parser, "local", dest="local_command", metavar="SUBCOMMAND")
+
+    def usage(args: argparse.Namespace) -> int:  # `elsai local` alone: its help, a usage error
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(handler=usage)
     run = sub.add_parser(
         "run",
         help="run one job end to end on moto; by default its Lambda is killed mid-tool and the job still completes",

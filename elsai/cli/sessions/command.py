@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from elsai.cli.catalog import Commands
 from elsai.cli.render import (
     Style,
     bookmark_line,
@@ -40,7 +41,7 @@ from elsai.session.inspect.check import (
 Handler = Callable[[argparse.Namespace, Store, Style], int]
 
 
-def register(groups: Any) -> None:
+def register(groups: Commands) -> None:
     """Add `elsai sessions ...` (ls, show, check, tail, redact) to the CLI."""
     parser = groups.add_parser(
         "sessions",
@@ -48,7 +49,7 @@ def register(groups: Any) -> None:
         description="Inspect sessions and checkpoints written by FileSessionManager / S3SessionManager.",
     )
     _common(parser, suppress=False)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = groups.subcommands(parser, "sessions", dest="command", metavar="COMMAND")
     commands.required = True
 
     ls = _command(
