@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PYRIGHT = ROOT / "node_modules" / ".bin" / "pyright"
 PACKAGE = "elsai"
 MARKERS = ("elsai/py.typed", "elsai_lambdas/py.typed")
-SOURCES = ("pyproject.toml", "README.md", "elsai", "lambdas")
+SOURCES = ("pyproject.toml", "setup.py", "LICENSE", "README.md", "elsai", "lambdas")
 
 
 def build_wheel(work: Path) -> Path:

@@ -119,12 +119,12 @@ class JobsRestApi(Construct):
         self.function = self._fn.function
         self.role = self._fn.role
         self.execution_arns: str = execution_arn_pattern(stack, state_machine_name)
-        self.operations = JobsApi.operations()
-        self.needs = role_needs(self.operations)
+        self.operations: tuple[Operation, ...] = JobsApi.operations()
+        self.needs: RoleNeeds = role_needs(self.operations)
         #: Object key patterns the role may put (under owners/*/ too, with tenant isolation).
-        self.object_writes = self._grant(bucket, state_machine, config)
+        self.object_writes: tuple[str, ...] = self._grant(bucket, state_machine, config)
         self.api: apigw.RestApi = self._rest_api(config)
-        self.validator = self.api.add_request_validator(
+        self.validator: apigw.RequestValidator = self.api.add_request_validator(
             "Validator", validate_request_body=True, validate_request_parameters=True
         )
         add_routes(self.api, self.function, self.validator, self.operations)
